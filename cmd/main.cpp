@@ -1,0 +1,95 @@
+// leakgate's command line: parse, call one library entry point, format, return an exit code.
+#include "lib/atomic_file.h"
+#include "lib/errors.h"
+#include "lib/log.h"
+#include "lib/report_json.h"
+#include "lib/report_text.h"
+#include "lib/scan.h"
+#include "lib/worker/worker_main.h"
+
+#include <CLI/CLI.hpp>
+
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <unistd.h>
+
+namespace {
+
+using namespace leakgate;
+
+struct OutputOptions {
+    std::string json;
+    bool quiet = false;
+    bool noColor = false;
+};
+
+int emit(const Report& report, const OutputOptions& output) {
+    if (!output.json.empty()) writeOutputFile(output.json, formatJson(report));
+    if (!output.quiet) {
+        // Machine output on stdout is never mixed with the human report.
+        FILE* stream = output.json == "-" ? stderr : stdout;
+        bool color = !output.noColor && std::getenv("NO_COLOR") == nullptr && ::isatty(::fileno(stream));
+        std::fputs(formatText(report, {color}).c_str(), stream);
+    }
+    return static_cast<int>(report.exitCode());
+}
+
+int run(int argc, char** argv) {
+    CLI::App app{"leakgate: finds memory that Python GPU DSLs keep alive when they should not"};
+    app.require_subcommand(1);
+    app.set_version_flag("--version", std::string("leakgate ") + LEAKGATE_VERSION + " (Python " +
+                                          LEAKGATE_PYTHON_VERSION + ")");
+    int verbosity = 0;
+    app.add_flag("-v,--verbose", verbosity, "More diagnostics on stderr");
+
+    OutputOptions output;
+    ScanOptions scan;
+    int timeoutSeconds = 300;
+    std::vector<std::string> command;
+    CLI::App* scanCommand = app.add_subcommand("scan", "Run a script under gc.disable() and explain the frames it leaks");
+    scanCommand->add_option("--json", output.json, "Write the JSON report to FILE ('-' for stdout)");
+    scanCommand->add_option("--python", scan.python, "Interpreter of the environment to run in (same major.minor as this build)");
+    scanCommand->add_option("--timeout", timeoutSeconds, "Seconds before the worker is killed")->check(CLI::PositiveNumber);
+    scanCommand->add_flag("-q,--quiet", output.quiet, "No text report");
+    scanCommand->add_flag("--no-color", output.noColor, "No colour in the text report");
+    scanCommand->add_option("command", command, "-- SCRIPT [ARGS...]")->required();
+
+    try {
+        app.parse(argc, argv);
+    } catch (const CLI::ParseError& error) {
+        int code = app.exit(error);
+        return code == 0 ? 0 : static_cast<int>(ExitCode::kUsage);
+    }
+    if (verbosity > 0) log::setLevel(log::Level::kDebug);
+    if (output.quiet) log::setLevel(log::Level::kQuiet);
+    ::setenv("LEAKGATE_LOG_LEVEL", std::to_string(static_cast<int>(log::level())).c_str(), 1);
+
+    scan.script = command.front();
+    scan.args.assign(command.begin() + 1, command.end());
+    scan.timeout = std::chrono::seconds(timeoutSeconds);
+    scan.forwardOutput = !output.quiet;
+    return emit(runScan(scan), output);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    if (argc == 3 && std::string(argv[1]) == worker::kWorkerMode) {
+        try {
+            return worker::workerMain(argv[2]);
+        } catch (const std::exception& error) {
+            std::fprintf(stderr, "leakgate worker: %s\n", error.what());
+            return static_cast<int>(ExitCode::kErrored);
+        }
+    }
+    try {
+        return run(argc, argv);
+    } catch (const Error& error) {
+        std::fprintf(stderr, "leakgate: %s\n", error.what());
+        return static_cast<int>(error.exitCode());
+    } catch (const std::exception& error) {
+        std::fprintf(stderr, "leakgate: %s\n", error.what());
+        return static_cast<int>(ExitCode::kErrored);
+    }
+}

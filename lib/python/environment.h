@@ -1,0 +1,35 @@
+// The Python environment a worker runs in: the build's own interpreter, or the one --python
+// names (a venv's interpreter, whose site-packages are then used). Queried once in the parent by
+// running that interpreter; passed to every worker in its spec.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <string>
+#include <vector>
+
+namespace leakgate::python {
+
+struct Environment {
+    std::string executable;
+    std::string version;          // full version, "3.11.7"
+    std::string prefix;
+    std::string execPrefix;
+    std::string basePrefix;
+    std::string baseExecPrefix;
+    std::vector<std::string> path;  // that interpreter's sys.path, without the script directory
+};
+
+// The interpreter leakgate was built against (its libpython is the one embedded).
+std::string buildPythonExecutable();
+// "3.11": the major.minor this build embeds.
+std::string embeddedPythonVersion();
+
+// Runs `executable` to read its paths and version. Throws UsageError when it cannot run or is a
+// different major.minor than this build embeds (the message names both versions).
+Environment queryEnvironment(const std::string& executable);
+
+void to_json(nlohmann::json& out, const Environment& env);
+void from_json(const nlohmann::json& in, Environment& env);
+
+}  // namespace leakgate::python

@@ -1,0 +1,36 @@
+#include "lib/report_json.h"
+
+namespace leakgate {
+
+using nlohmann::json;
+
+json toJson(const Report& report) {
+    // `checks` and `findings` are flattened across workloads (each tagged with its workload) so
+    // that CI scripts need not walk `results`; `results` keeps the per-workload view.
+    json checks = json::array();
+    json findings = json::array();
+    for (const auto& result : report.results) {
+        for (const auto& check : result.checks) {
+            json entry = check;
+            entry["workload"] = result.workload;
+            checks.push_back(std::move(entry));
+        }
+        for (const auto& finding : result.findings) {
+            json entry = finding;
+            entry["workload"] = result.workload;
+            findings.push_back(std::move(entry));
+        }
+    }
+    return json{{"schema", kSchema},
+                {"tool", {{"name", "leakgate"}, {"version", LEAKGATE_VERSION}}},
+                {"command", report.command},
+                {"python", {{"version", report.pythonVersion}, {"executable", report.pythonExecutable}}},
+                {"exit_code", static_cast<int>(report.exitCode())},
+                {"results", report.results},
+                {"checks", std::move(checks)},
+                {"findings", std::move(findings)}};
+}
+
+std::string formatJson(const Report& report) { return toJson(report).dump(2) + "\n"; }
+
+}  // namespace leakgate

@@ -1,0 +1,13 @@
+// The JSON writer: schema leakgate/1, documented in the README.
+#pragma once
+
+#include "lib/report.h"
+
+#include <string>
+
+namespace leakgate {
+
+nlohmann::json toJson(const Report& report);
+std::string formatJson(const Report& report);
+
+}  // namespace leakgate

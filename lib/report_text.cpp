@@ -1,0 +1,98 @@
+#include "lib/report_text.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <filesystem>
+
+namespace leakgate {
+namespace {
+
+std::string paint(const TextOptions& options, const char* code, const std::string& text) {
+    return options.color ? fmt::format("\033[{}m{}\033[0m", code, text) : text;
+}
+
+std::string statusWord(const TextOptions& options, Status status) {
+    switch (status) {
+        case Status::kPass: return paint(options, "32", "PASS ");
+        case Status::kFail: return paint(options, "31;1", "FAIL ");
+        case Status::kSkip: return paint(options, "33", "SKIP ");
+        case Status::kError: return paint(options, "35;1", "ERROR");
+    }
+    return "?";
+}
+
+std::string displayPath(const std::string& file) {
+    if (file.empty() || file.front() == '<') return file;
+    std::error_code error;
+    auto relative = std::filesystem::relative(file, std::filesystem::current_path(), error);
+    if (error || relative.empty() || relative.string().starts_with("../..")) return file;
+    return relative.string();
+}
+
+void writeFinding(std::string& out, const TextOptions& options, const Finding& finding) {
+    out += fmt::format("\n{} {}\n", paint(options, "1", finding.kind + ":"), finding.summary);
+    if (!finding.path.empty()) {
+        std::string path = finding.kind == "retained-frame" ? finding.root : "its frame";
+        for (const auto& step : finding.path) path += fmt::format(" --{}--> {}", step.label, step.to);
+        out += fmt::format("  path:  {}\n", path);
+    }
+    if (!finding.frames.empty()) {
+        out += fmt::format("  pins {} frame{} through f_back (culprit first):\n", finding.frames.size(),
+                           finding.frames.size() == 1 ? "" : "s");
+        size_t width = 0;
+        for (const auto& frame : finding.frames) width = std::max(width, frame.function.size());
+        for (const auto& frame : finding.frames) {
+            out += fmt::format("    {:<{}}  {}:{}\n", frame.function, width, displayPath(frame.file), frame.line);
+        }
+    }
+    out += fmt::format("  pins {} object{}, about {}\n", finding.objects, finding.objects == 1 ? "" : "s",
+                       humanBytes(finding.bytes));
+    out += fmt::format("  fix:   {}\n", finding.fix);
+}
+
+}  // namespace
+
+std::string humanBytes(std::int64_t bytes) {
+    const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+    double value = static_cast<double>(bytes);
+    size_t unit = 0;
+    while (value >= 1024 && unit + 1 < std::size(units)) {
+        value /= 1024;
+        ++unit;
+    }
+    return unit == 0 ? fmt::format("{} B", bytes) : fmt::format("{:.1f} {} ({} bytes)", value, units[unit], bytes);
+}
+
+std::string formatText(const Report& report, const TextOptions& options) {
+    std::string out;
+    for (const auto& result : report.results) {
+        out += fmt::format("leakgate {}: {} {} (Python {})\n", report.command, result.workload,
+                           displayPath(result.subject), report.pythonVersion);
+        for (const auto& check : result.checks) {
+            out += fmt::format("  {} {:<15} {}\n", statusWord(options, check.status), check.name, check.reason);
+        }
+        if (result.error) {
+            out += fmt::format("  {} {}\n", paint(options, "35;1", "error:"), result.error->message);
+            if (!result.error->stderrTail.empty()) {
+                out += "  stderr (tail):\n";
+                std::string tail = result.error->stderrTail;
+                size_t start = 0;
+                while (start < tail.size()) {
+                    size_t end = tail.find('\n', start);
+                    if (end == std::string::npos) end = tail.size();
+                    out += fmt::format("    | {}\n", tail.substr(start, end - start));
+                    start = end + 1;
+                }
+            }
+        }
+        for (const auto& finding : result.findings) writeFinding(out, options, finding);
+        out += "\n";
+    }
+    size_t findings = report.findings().size();
+    out += fmt::format("{} finding{}; exit {}\n", findings, findings == 1 ? "" : "s",
+                       static_cast<int>(report.exitCode()));
+    return out;
+}
+
+}  // namespace leakgate

@@ -1,0 +1,19 @@
+// The text writer: the report as a person reads it on a terminal.
+#pragma once
+
+#include "lib/report.h"
+
+#include <string>
+
+namespace leakgate {
+
+struct TextOptions {
+    bool color = false;
+};
+
+std::string formatText(const Report& report, const TextOptions& options);
+
+// "1.0 GiB", "512 B"
+std::string humanBytes(std::int64_t bytes);
+
+}  // namespace leakgate

@@ -1,0 +1,374 @@
+#include "lib/scanner/explain.h"
+
+#include "lib/python/compat.h"
+#include "lib/scanner/labels.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <deque>
+#include <filesystem>
+#include <map>
+#include <unordered_map>
+
+namespace leakgate::scanner {
+namespace {
+
+using python::OwnedRef;
+using python::own;
+
+constexpr size_t kMaxRetainedGroups = 20;
+
+std::string baseName(const std::string& file) { return std::filesystem::path(file).filename().string(); }
+
+std::int64_t sizeOf(PyObject* object) {
+    static PyObject* getsizeof = PySys_GetObject("getsizeof");  // Borrowed reference
+    if (getsizeof) {
+        OwnedRef size = own(PyObject_CallOneArg(getsizeof, object));
+        if (size) {
+            long long value = PyLong_AsLongLong(size.get());
+            if (!PyErr_Occurred()) return value;
+        }
+        PyErr_Clear();
+    }
+    return Py_TYPE(object)->tp_basicsize;
+}
+
+int frameDepth(PyObject* frame) {
+    int depth = 0;
+    for (OwnedRef back = python::frameBack(reinterpret_cast<PyFrameObject*>(frame)); back;
+         back = python::frameBack(reinterpret_cast<PyFrameObject*>(back.get()))) {
+        ++depth;
+    }
+    return depth;
+}
+
+// The culprit first, then every frame it pins through f_back; leakgate's own frames left out.
+std::vector<FrameInfo> pinnedChain(PyObject* culprit) {
+    std::vector<FrameInfo> chain;
+    OwnedRef frame = own(Py_NewRef(culprit));
+    while (frame) {
+        if (!isHarnessFrame(frame.get())) chain.push_back(frameInfo(frame.get()));
+        frame = python::frameBack(reinterpret_cast<PyFrameObject*>(frame.get()));
+    }
+    return chain;
+}
+
+// Labels the node path [n0 .. nk], merging the steps a person reads as one: a closure cell
+// reached through `__closure__`, an attribute reached through `__dict__`.
+std::vector<PathStep> labelPath(const ObjectGraph& graph, const std::vector<NodeId>& nodes) {
+    std::vector<PathStep> steps;
+    for (size_t i = 0; i + 1 < nodes.size(); ++i) {
+        PyObject* from = graph.object(nodes[i]);
+        PyObject* to = graph.object(nodes[i + 1]);
+        EdgeLabel label = labelEdge(from, to);
+        if (label.kind == "__closure__" && i + 2 < nodes.size()) {
+            EdgeLabel index = labelEdge(to, graph.object(nodes[i + 2]));
+            if (index.kind == "index") {
+                Py_ssize_t slot = std::stol(index.label.substr(1));
+                std::string name = freeVariableName(from, slot);
+                steps.push_back({"cell", fmt::format("closure cell `{}`", name), describeObject(graph.object(nodes[i + 2]))});
+                ++i;
+                continue;
+            }
+        }
+        if (label.kind == "__dict__" && i + 2 < nodes.size()) {
+            EdgeLabel item = labelEdge(to, graph.object(nodes[i + 2]));
+            if (item.kind == "item" && !item.name.empty()) {
+                steps.push_back({"attribute", "." + item.name, describeObject(graph.object(nodes[i + 2]))});
+                ++i;
+                continue;
+            }
+        }
+        steps.push_back({label.kind, label.label, describeObject(to)});
+    }
+    return steps;
+}
+
+std::vector<std::string> namesOnPath(const std::vector<PathStep>& steps) {
+    std::vector<std::string> names;
+    for (const auto& step : steps) {
+        if (step.kind != "local" && step.kind != "cell") continue;
+        auto open = step.label.find('`');
+        auto close = step.label.find('`', open + 1);
+        if (open == std::string::npos || close == std::string::npos) continue;
+        std::string name = step.label.substr(open + 1, close - open - 1);
+        if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
+    }
+    return names;
+}
+
+// Shortest path from `start` to `goal` inside one component, as nodes from `from` to `goal`.
+std::vector<NodeId> pathWithin(const ObjectGraph& graph, const Components& components, NodeId from,
+                               NodeId start, NodeId goal) {
+    ComponentId component = components.of(goal);
+    std::unordered_map<NodeId, NodeId> parent{{start, start}};
+    std::deque<NodeId> queue{start};
+    while (!queue.empty()) {
+        NodeId node = queue.front();
+        queue.pop_front();
+        if (node == goal) {
+            std::vector<NodeId> path{goal};
+            while (path.back() != start) path.push_back(parent.at(path.back()));
+            path.push_back(from);
+            std::reverse(path.begin(), path.end());
+            return path;
+        }
+        for (NodeId next : graph.successors(node)) {
+            if (components.of(next) != component || parent.count(next)) continue;
+            parent.emplace(next, node);
+            queue.push_back(next);
+        }
+    }
+    return {};
+}
+
+struct Culprit {
+    NodeId frame;
+    std::vector<NodeId> cycle;  // frame .. frame
+    bool throughOwnLocals;
+};
+
+// The frame whose own locals or cells lead back to itself; failing that, the innermost frame.
+std::optional<Culprit> findCulprit(const ObjectGraph& graph, const Components& components, ComponentId component) {
+    std::vector<NodeId> frames;
+    for (NodeId node : components.members(component)) {
+        PyObject* object = graph.object(node);
+        if (PyFrame_Check(object) && !isHarnessFrame(object)) frames.push_back(node);
+    }
+    if (frames.empty()) return std::nullopt;
+    std::stable_sort(frames.begin(), frames.end(), [&](NodeId a, NodeId b) {
+        return frameDepth(graph.object(a)) > frameDepth(graph.object(b));
+    });
+    for (NodeId frame : frames) {  // innermost first
+        for (NodeId next : graph.successors(frame)) {
+            if (components.of(next) != component) continue;
+            std::string kind = labelEdge(graph.object(frame), graph.object(next)).kind;
+            if (kind != "local" && kind != "cell" && kind != "f_locals") continue;
+            auto cycle = pathWithin(graph, components, frame, next, frame);
+            if (!cycle.empty()) return Culprit{frame, std::move(cycle), true};
+        }
+    }
+    NodeId innermost = frames.front();
+    for (NodeId next : graph.successors(innermost)) {
+        if (components.of(next) != component) continue;
+        auto cycle = pathWithin(graph, components, innermost, next, innermost);
+        if (!cycle.empty()) return Culprit{innermost, std::move(cycle), false};
+    }
+    return std::nullopt;
+}
+
+std::string describeCycle(const Finding& finding, bool throughOwnLocals) {
+    const FrameInfo& culprit = finding.frames.front();
+    std::string where = fmt::format("`{}` ({}:{})", culprit.function, baseName(culprit.file), culprit.line);
+    if (!throughOwnLocals || finding.path.empty()) {
+        return fmt::format("frame of {} sits in a reference cycle", where);
+    }
+    if (finding.path.size() == 1) return fmt::format("{} of {} holds its own frame", finding.path[0].label, where);
+    std::vector<std::string> rest;
+    for (size_t i = 1; i < finding.path.size(); ++i) rest.push_back(finding.path[i].label);
+    return fmt::format("{} of {} reaches its own frame through {}", finding.path[0].label, where,
+                       fmt::join(rest, " -> "));
+}
+
+std::string renderRetention(const std::string& root, const std::vector<PathStep>& steps) {
+    std::string text = root;
+    for (const auto& step : steps) {
+        bool joins = step.kind == "attribute" || step.kind == "item" || step.kind == "index";
+        text += joins ? step.label : " -> " + step.label;
+    }
+    return text;
+}
+
+}  // namespace
+
+Footprint footprint(const ObjectGraph& graph, std::span<const NodeId> sources, const std::vector<bool>* excluded) {
+    Footprint total;
+    std::vector<bool> seen(graph.size(), false);
+    std::vector<NodeId> stack;
+    for (NodeId source : sources) {
+        if (!seen[source]) {
+            seen[source] = true;
+            stack.push_back(source);
+        }
+    }
+    std::unordered_map<PyObject*, Py_ssize_t> leafReferences;
+    while (!stack.empty()) {
+        NodeId node = stack.back();
+        stack.pop_back();
+        ++total.objects;
+        total.bytes += sizeOf(graph.object(node));
+        for (PyObject* leaf : graph.untrackedReferents(node)) ++leafReferences[leaf];
+        for (NodeId next : graph.successors(node)) {
+            if (seen[next] || (excluded && (*excluded)[next])) continue;
+            seen[next] = true;
+            stack.push_back(next);
+        }
+    }
+    // Untracked data (a big bytes or bytearray local) goes with the objects only when every
+    // reference to it comes from them.
+    for (const auto& [leaf, references] : leafReferences) {
+        if (python::isImmortal(leaf) || Py_REFCNT(leaf) > references) continue;
+        ++total.objects;
+        total.bytes += sizeOf(leaf);
+    }
+    return total;
+}
+
+std::string fixFor(const Finding& finding) {
+    bool throughException = std::any_of(finding.path.begin(), finding.path.end(), [](const PathStep& step) {
+        return step.kind == "__traceback__" || step.kind == "tb_frame" || step.kind == "tb_next";
+    });
+    if (throughException) {
+        return "Do not keep an exception or traceback past its handler: keep "
+               "traceback.TracebackException or formatted text instead, or `del` the variable in a `finally`.";
+    }
+    if (finding.kind == "retained-frame") {
+        return "Do not store frame objects on long-lived objects: capture the source location "
+               "(file, line, function) eagerly and store that instead.";
+    }
+    return "Capture the source location (file, line, function) eagerly and keep no frame object: read "
+           "the fields of sys._getframe(1) in one expression, or `del` the frame variable in a `finally`.";
+}
+
+std::vector<Finding> explainFrameCycles(const ObjectGraph& garbage, const Components& components) {
+    struct Group {
+        Finding finding;
+        bool throughOwnLocals = false;
+        std::vector<NodeId> members;
+        int occurrences = 0;
+    };
+    std::map<std::pair<PyObject*, std::string>, Group> groups;  // (culprit code, closing locals)
+    for (ComponentId component = 0; component < components.count(); ++component) {
+        if (!components.isCyclic(garbage, component)) continue;
+        auto culprit = findCulprit(garbage, components, component);
+        if (!culprit) continue;
+        PyObject* frame = garbage.object(culprit->frame);
+        Finding finding;
+        finding.kind = "frame-cycle";
+        finding.frames = pinnedChain(frame);
+        finding.path = labelPath(garbage, culprit->cycle);
+        finding.locals = namesOnPath(finding.path);
+        OwnedRef code = python::frameCode(reinterpret_cast<PyFrameObject*>(frame));
+        auto key = std::make_pair(code.get(), fmt::format("{}", fmt::join(finding.locals, ",")));
+        Group& group = groups[key];
+        if (group.occurrences++ == 0) {
+            group.finding = std::move(finding);
+            group.throughOwnLocals = culprit->throughOwnLocals;
+        }
+        auto members = components.members(component);
+        group.members.insert(group.members.end(), members.begin(), members.end());
+    }
+    std::vector<Finding> findings;
+    for (auto& [key, group] : groups) {
+        Finding& finding = group.finding;
+        Footprint pinned = footprint(garbage, group.members);
+        finding.objects = pinned.objects;
+        finding.bytes = pinned.bytes;
+        finding.summary = describeCycle(finding, group.throughOwnLocals);
+        if (group.occurrences > 1) finding.summary += fmt::format(" ({} cycles)", group.occurrences);
+        finding.fix = fixFor(finding);
+        findings.push_back(std::move(finding));
+    }
+    std::stable_sort(findings.begin(), findings.end(),
+                     [](const Finding& a, const Finding& b) { return a.bytes > b.bytes; });
+    return findings;
+}
+
+std::vector<Finding> explainRetainedFrames(const RetainedFrames& input) {
+    const ObjectGraph& heap = input.heap;
+    const ObjectGraph::Reverse reverse = heap.reverse();
+    std::vector<bool> isRetained(heap.size(), false);
+    for (NodeId node : input.retained) isRetained[node] = true;
+
+    struct Group {
+        Finding finding;
+        std::vector<NodeId> frames;
+    };
+    std::map<std::pair<PyObject*, std::string>, Group> groups;  // (frame code, retention path)
+    for (NodeId frame : input.retained) {
+        // Walk back to the nearest root; a path through another retained frame means this one is
+        // pinned by that frame (its f_back chain) and is reported with it.
+        std::unordered_map<NodeId, NodeId> child{{frame, frame}};
+        std::deque<NodeId> queue{frame};
+        std::optional<NodeId> root;
+        while (!queue.empty() && !root) {
+            NodeId node = queue.front();
+            queue.pop_front();
+            if (input.external[node] > 0) {
+                root = node;
+                break;
+            }
+            for (NodeId previous : reverse.predecessors(node)) {
+                if (child.count(previous)) continue;
+                child.emplace(previous, node);
+                queue.push_back(previous);
+            }
+        }
+        std::vector<NodeId> path;
+        if (root) {
+            for (NodeId node = *root;; node = child.at(node)) {
+                path.push_back(node);
+                if (node == frame) break;
+            }
+        }
+        bool pinnedByAnother = std::any_of(path.begin(), path.end() - (path.empty() ? 0 : 1),
+                                           [&](NodeId node) { return isRetained[node] && node != frame; });
+        if (pinnedByAnother) continue;
+
+        Finding finding;
+        finding.kind = "retained-frame";
+        PyObject* object = heap.object(frame);
+        finding.frames = pinnedChain(object);
+        finding.root = root ? input.nameRoot(heap.object(*root)) : "an unknown holder";
+        finding.path = labelPath(heap, path);
+        finding.locals = namesOnPath(finding.path);
+        OwnedRef code = python::frameCode(reinterpret_cast<PyFrameObject*>(object));
+        std::string route = renderRetention(finding.root, finding.path);
+        Group& group = groups[{code.get(), finding.root}];
+        if (group.frames.empty()) {
+            group.finding = std::move(finding);
+            group.finding.summary = fmt::format("frame of `{}` ({}:{}) outlives its call: {} holds it",
+                                                group.finding.frames.front().function,
+                                                baseName(group.finding.frames.front().file),
+                                                group.finding.frames.front().line, route);
+        }
+        group.frames.push_back(frame);
+    }
+
+    std::vector<Finding> findings;
+    for (auto& [key, group] : groups) {
+        if (findings.size() == kMaxRetainedGroups) break;
+        // What goes when these frames go: reachable from them, not reachable from any root
+        // without passing through them.
+        std::vector<bool> blocked(heap.size(), false);
+        for (NodeId frame : group.frames) blocked[frame] = true;
+        std::vector<NodeId> roots;
+        for (NodeId node = 0; node < heap.size(); ++node) {
+            if (input.external[node] > 0 && !blocked[node]) roots.push_back(node);
+        }
+        std::vector<bool> aliveAnyway(heap.size(), false);
+        std::vector<NodeId> stack(roots);
+        for (NodeId node : roots) aliveAnyway[node] = true;
+        while (!stack.empty()) {
+            NodeId node = stack.back();
+            stack.pop_back();
+            for (NodeId next : heap.successors(node)) {
+                if (aliveAnyway[next] || blocked[next]) continue;
+                aliveAnyway[next] = true;
+                stack.push_back(next);
+            }
+        }
+        Footprint pinned = footprint(heap, group.frames, &aliveAnyway);
+        group.finding.objects = pinned.objects;
+        group.finding.bytes = pinned.bytes;
+        if (group.frames.size() > 1) group.finding.summary += fmt::format(" ({} frames)", group.frames.size());
+        group.finding.fix = fixFor(group.finding);
+        findings.push_back(std::move(group.finding));
+    }
+    std::stable_sort(findings.begin(), findings.end(),
+                     [](const Finding& a, const Finding& b) { return a.bytes > b.bytes; });
+    return findings;
+}
+
+}  // namespace leakgate::scanner

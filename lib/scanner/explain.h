@@ -1,0 +1,44 @@
+// Turns graph structure into findings a person can act on: which frame is the culprit, which of
+// its locals closes the cycle, which frames it pins through f_back, and how many bytes.
+#pragma once
+
+#include "lib/report.h"
+#include "lib/scanner/components.h"
+#include "lib/scanner/object_graph.h"
+
+#include <functional>
+#include <span>
+#include <vector>
+
+namespace leakgate::scanner {
+
+// Frame cycles among the objects a DEBUG_SAVEALL collection saved (`garbage`): one finding per
+// culprit (same code and same closing locals), most bytes first. Call with the GIL held, after
+// the graph is built.
+std::vector<Finding> explainFrameCycles(const ObjectGraph& garbage, const Components& components);
+
+// Frames that outlived a full collection. `heap` is the graph of every tracked object,
+// `retained` the frames that no thread runs and no generator owns, `external[n]` the references
+// to node n from outside the graph (a positive count makes n a root), and `nameRoot` names a
+// root for the report ("module `__main__` globals").
+struct RetainedFrames {
+    const ObjectGraph& heap;
+    std::span<const NodeId> retained;
+    std::span<const std::int64_t> external;
+    std::function<std::string(PyObject*)> nameRoot;
+};
+std::vector<Finding> explainRetainedFrames(const RetainedFrames& input);
+
+// Objects reachable from `sources` (not entering `excluded` nodes), with their summed
+// sys.getsizeof, plus the untracked data only they refer to.
+struct Footprint {
+    std::int64_t objects = 0;
+    std::int64_t bytes = 0;
+};
+Footprint footprint(const ObjectGraph& graph, std::span<const NodeId> sources,
+                    const std::vector<bool>* excluded = nullptr);
+
+// The fix pattern for a finding, chosen from the labels on its path.
+std::string fixFor(const Finding& finding);
+
+}  // namespace leakgate::scanner

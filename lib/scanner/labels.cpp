@@ -1,0 +1,265 @@
+#include "lib/scanner/labels.h"
+
+#include "lib/python/compat.h"
+
+#include <fmt/format.h>
+
+#include <filesystem>
+
+namespace leakgate::scanner {
+namespace {
+
+using python::OwnedRef;
+using python::own;
+
+// New reference or null; never leaves an exception set.
+OwnedRef attribute(PyObject* object, const char* name) {
+    PyObject* value = PyObject_GetAttrString(object, name);
+    if (!value) PyErr_Clear();
+    return own(value);
+}
+
+std::string utf8(PyObject* text) {
+    if (!text || !PyUnicode_Check(text)) return {};
+    const char* data = PyUnicode_AsUTF8(text);
+    if (!data) {
+        PyErr_Clear();
+        return {};
+    }
+    return data;
+}
+
+std::string shortRepr(PyObject* object) {
+    if (PyUnicode_Check(object)) return fmt::format("'{}'", utf8(object));
+    if (PyLong_Check(object)) {
+        long long value = PyLong_AsLongLong(object);
+        if (!PyErr_Occurred()) return std::to_string(value);
+        PyErr_Clear();
+    }
+    return fmt::format("<{}>", Py_TYPE(object)->tp_name);
+}
+
+EdgeLabel named(std::string kind, std::string label, std::string name = {}) {
+    return {std::move(kind), std::move(label), std::move(name)};
+}
+
+// Searches a mapping's values (and keys) for `to`.
+std::optional<EdgeLabel> labelInDict(PyObject* dict, PyObject* to, bool asAttributes) {
+    if (!PyDict_Check(dict)) return std::nullopt;
+    PyObject* key;    // Borrowed reference
+    PyObject* value;  // Borrowed reference
+    Py_ssize_t position = 0;
+    while (PyDict_Next(dict, &position, &key, &value)) {
+        if (value == to) {
+            if (asAttributes && PyUnicode_Check(key)) return named("attribute", "." + utf8(key), utf8(key));
+            return named("item", fmt::format("[{}]", shortRepr(key)), PyUnicode_Check(key) ? utf8(key) : "");
+        }
+        if (key == to) return named("key", "key");
+    }
+    return std::nullopt;
+}
+
+std::optional<EdgeLabel> labelInSequence(PyObject* sequence, PyObject* to) {
+    Py_ssize_t size = PyList_Check(sequence) ? PyList_GET_SIZE(sequence) : PyTuple_GET_SIZE(sequence);
+    for (Py_ssize_t i = 0; i < size; ++i) {
+        PyObject* item = PyList_Check(sequence) ? PyList_GET_ITEM(sequence, i) : PyTuple_GET_ITEM(sequence, i);
+        if (item == to) return named("index", fmt::format("[{}]", i));
+    }
+    return std::nullopt;
+}
+
+bool nameIn(PyObject* names, PyObject* name) {
+    if (!names || !PyTuple_Check(names)) return false;
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(names); ++i) {
+        int equal = PyObject_RichCompareBool(PyTuple_GET_ITEM(names, i), name, Py_EQ);
+        if (equal < 0) PyErr_Clear();
+        if (equal > 0) return true;
+    }
+    return false;
+}
+
+// A frame's own references: f_back, its code and namespaces, its locals and cells.
+EdgeLabel labelFromFrame(PyObject* frame, PyObject* to, const char* owner = nullptr) {
+    auto* raw = reinterpret_cast<PyFrameObject*>(frame);
+    if (python::frameBack(raw).get() == to) return named("f_back", "f_back");
+    OwnedRef code = python::frameCode(raw);
+    if (code.get() == to) return named("f_code", "f_code");
+    if (attribute(frame, "f_globals").get() == to) return named("f_globals", "f_globals");
+    if (attribute(frame, "f_builtins").get() == to) return named("f_builtins", "f_builtins");
+    if (attribute(frame, "f_trace").get() == to) return named("f_trace", "f_trace");
+    std::string suffix = owner ? fmt::format(" of {}", owner) : "";
+
+    OwnedRef locals = python::frameLocals(frame);
+    if (locals && locals.get() == to) return named("f_locals", "f_locals");
+    OwnedRef cellNames = attribute(code.get(), "co_cellvars");
+    OwnedRef freeNames = attribute(code.get(), "co_freevars");
+    OwnedRef items = locals ? own(PyMapping_Items(locals.get())) : nullptr;
+    if (!items) PyErr_Clear();
+    if (items && PyList_Check(items.get())) {
+        for (Py_ssize_t i = 0; i < PyList_GET_SIZE(items.get()); ++i) {
+            PyObject* pair = PyList_GET_ITEM(items.get(), i);  // Borrowed reference
+            PyObject* name = PyTuple_GET_ITEM(pair, 0);        // Borrowed reference
+            PyObject* value = PyTuple_GET_ITEM(pair, 1);       // Borrowed reference
+            bool isCellName = nameIn(cellNames.get(), name) || nameIn(freeNames.get(), name);
+            if (isCellName && PyCell_Check(to) && PyCell_GET(to) == value) {
+                return named("cell", fmt::format("closure cell `{}`{}", utf8(name), suffix), utf8(name));
+            }
+            if (value == to) {
+                return named(isCellName ? "cell" : "local", fmt::format("{} `{}`{}", isCellName ? "closure cell" : "local",
+                                                                        utf8(name), suffix),
+                             utf8(name));
+            }
+        }
+    }
+    if (PyCell_Check(to)) return named("cell", "closure cell" + suffix);
+    if (PyFunction_Check(to) && PyFunction_GET_CODE(to) == code.get()) return named("function", "its function");
+    return named("ref", "referent");
+}
+
+EdgeLabel labelFromFunction(PyObject* function, PyObject* to) {
+    if (PyFunction_GET_CLOSURE(function) == to) return named("__closure__", "__closure__");
+    if (PyFunction_GET_GLOBALS(function) == to) return named("__globals__", "__globals__");
+    if (PyFunction_GET_DEFAULTS(function) == to) return named("__defaults__", "__defaults__");
+    if (PyFunction_GET_KW_DEFAULTS(function) == to) return named("__kwdefaults__", "__kwdefaults__");
+    if (PyFunction_GET_CODE(function) == to) return named("__code__", "__code__");
+    OwnedRef dict = attribute(function, "__dict__");
+    if (dict.get() == to) return named("__dict__", "__dict__");
+    if (dict) {
+        if (auto label = labelInDict(dict.get(), to, true)) return *label;
+    }
+    return named("ref", "referent");
+}
+
+std::optional<EdgeLabel> labelAttributes(PyObject* from, PyObject* to) {
+    static const char* const kKnown[] = {
+        "tb_frame", "tb_next", "__traceback__", "__context__", "__cause__", "__self__", "__func__",
+        "gi_frame", "cr_frame", "ag_frame", "cell_contents", "__wrapped__", "func", "args", "keywords",
+        "fget", "fset", "fdel", "__mro__", "__bases__", "_objects"};
+    for (const char* name : kKnown) {
+        OwnedRef value = attribute(from, name);
+        if (value && value.get() == to) return named(name, name, name);
+    }
+    return std::nullopt;
+}
+
+std::optional<EdgeLabel> labelInstance(PyObject* from, PyObject* to) {
+    if (PyModule_Check(from)) {
+        PyObject* dict = PyModule_GetDict(from);  // Borrowed reference
+        if (dict == to) return named("__dict__", "__dict__");
+        return std::nullopt;
+    }
+    if (PyType_Check(from)) {
+        PyObject* dict = reinterpret_cast<PyTypeObject*>(from)->tp_dict;  // Borrowed reference
+        if (dict == to) return named("__dict__", "__dict__");
+        if (dict) return labelInDict(dict, to, true);
+        return std::nullopt;
+    }
+    OwnedRef dict = attribute(from, "__dict__");
+    if (dict && dict.get() == to) return named("__dict__", "__dict__");
+    // 3.11+ keeps instance attributes inline, so the edge may skip the dict.
+    if (dict) {
+        if (auto label = labelInDict(dict.get(), to, true)) return *label;
+    }
+    OwnedRef mro = attribute(reinterpret_cast<PyObject*>(Py_TYPE(from)), "__mro__");
+    if (mro && PyTuple_Check(mro.get())) {
+        for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(mro.get()); ++i) {
+            OwnedRef slots = attribute(PyTuple_GET_ITEM(mro.get(), i), "__slots__");
+            if (!slots) continue;
+            OwnedRef names = own(PySequence_List(PyUnicode_Check(slots.get()) ? Py_BuildValue("(O)", slots.get())
+                                                                             : Py_NewRef(slots.get())));
+            if (!names) {
+                PyErr_Clear();
+                continue;
+            }
+            for (Py_ssize_t j = 0; j < PyList_GET_SIZE(names.get()); ++j) {
+                PyObject* name = PyList_GET_ITEM(names.get(), j);  // Borrowed reference
+                if (!PyUnicode_Check(name)) continue;
+                OwnedRef value = own(PyObject_GetAttr(from, name));
+                if (!value) PyErr_Clear();
+                if (value && value.get() == to) return named("attribute", "." + utf8(name), utf8(name));
+            }
+        }
+    }
+    return std::nullopt;
+}
+
+}  // namespace
+
+EdgeLabel labelEdge(PyObject* from, PyObject* to) {
+    // Labelling must not disturb an exception the caller is handling.
+    PyObject *type, *value, *traceback;
+    PyErr_Fetch(&type, &value, &traceback);
+    EdgeLabel label = [&]() -> EdgeLabel {
+        if (PyFrame_Check(from)) return labelFromFrame(from, to);
+        if (PyFunction_Check(from)) return labelFromFunction(from, to);
+        if (PyDict_Check(from)) {
+            if (auto label = labelInDict(from, to, false)) return *label;
+        }
+        if (PyList_Check(from) || PyTuple_Check(from)) {
+            if (auto label = labelInSequence(from, to)) return *label;
+        }
+        if (PyAnySet_Check(from)) return named("element", "element");
+        if (PyCell_Check(from)) return named("cell_contents", "cell_contents");
+        if (auto label = labelAttributes(from, to)) return *label;
+        if (PyGen_Check(from) || PyCoro_CheckExact(from) || PyAsyncGen_CheckExact(from)) {
+            // 3.11+ generators embed their frame: the edge reaches the locals directly.
+            for (const char* name : {"gi_frame", "cr_frame", "ag_frame"}) {
+                OwnedRef frame = attribute(from, name);
+                if (frame && PyFrame_Check(frame.get())) {
+                    std::string owner = fmt::format("suspended `{}`", frameInfo(frame.get()).function);
+                    return labelFromFrame(frame.get(), to, owner.c_str());
+                }
+            }
+        }
+        if (PyExceptionInstance_Check(from) || !PyTuple_Check(from)) {
+            if (auto label = labelInstance(from, to)) return *label;
+        }
+        return named("ref", "referent");
+    }();
+    PyErr_Restore(type, value, traceback);
+    return label;
+}
+
+FrameInfo frameInfo(PyObject* frame) {
+    auto* raw = reinterpret_cast<PyFrameObject*>(frame);
+    OwnedRef code = python::frameCode(raw);
+    FrameInfo info;
+    info.function = utf8(python::codeQualifiedName(code.get()).get());
+    info.file = utf8(attribute(code.get(), "co_filename").get());
+    info.line = PyFrame_GetLineNumber(raw);
+    if (PyErr_Occurred()) PyErr_Clear();
+    return info;
+}
+
+bool isHarnessFrame(PyObject* frame) { return frameInfo(frame).file.starts_with("<leakgate"); }
+
+std::string freeVariableName(PyObject* function, Py_ssize_t index) {
+    if (!PyFunction_Check(function)) return {};
+    OwnedRef names = attribute(PyFunction_GET_CODE(function), "co_freevars");
+    if (!names || !PyTuple_Check(names.get()) || index >= PyTuple_GET_SIZE(names.get())) return {};
+    return utf8(PyTuple_GET_ITEM(names.get(), index));
+}
+
+std::string describeObject(PyObject* object) {
+    if (PyFrame_Check(object)) {
+        FrameInfo info = frameInfo(object);
+        return fmt::format("frame of `{}` ({}:{})", info.function,
+                           std::filesystem::path(info.file).filename().string(), info.line);
+    }
+    if (PyFunction_Check(object)) {
+        return fmt::format("function `{}`", utf8(attribute(object, "__qualname__").get()));
+    }
+    if (PyType_Check(object)) return fmt::format("class `{}`", reinterpret_cast<PyTypeObject*>(object)->tp_name);
+    if (PyModule_Check(object)) {
+        const char* name = PyModule_GetName(object);
+        if (!name) PyErr_Clear();
+        return fmt::format("module `{}`", name ? name : "?");
+    }
+    if (PyExceptionInstance_Check(object)) return fmt::format("`{}` exception", Py_TYPE(object)->tp_name);
+    if (PyList_Check(object)) return fmt::format("list of {}", PyList_GET_SIZE(object));
+    if (PyTuple_Check(object)) return fmt::format("tuple of {}", PyTuple_GET_SIZE(object));
+    if (PyDict_Check(object)) return fmt::format("dict of {}", PyDict_GET_SIZE(object));
+    return fmt::format("`{}` object", Py_TYPE(object)->tp_name);
+}
+
+}  // namespace leakgate::scanner

@@ -1,0 +1,37 @@
+// Labels for reference edges and names for objects, as a person reads them: "local `cur_frame`",
+// "f_back", ".registry", "[3]". Labels are computed only after a graph is built and only for the
+// edges a finding shows: on 3.10 to 3.12 reading a frame's locals materialises f_locals, which
+// adds references the graph must not see.
+#pragma once
+
+#include "lib/report.h"
+
+#include <Python.h>
+
+#include <string>
+
+namespace leakgate::scanner {
+
+struct EdgeLabel {
+    std::string kind;   // local, cell, attribute, item, key, index, element, f_back, ... or "ref"
+    std::string label;  // "local `cur_frame`"
+    std::string name;   // the variable, attribute or key name, where there is one
+};
+
+// How `from` refers to `to` (both borrowed). Never raises; an edge it cannot name is "ref".
+EdgeLabel labelEdge(PyObject* from, PyObject* to);
+
+// "frame of `DSL.kernel` (dsl.py:12)", "function `f`", "list", "module `m`", ...
+std::string describeObject(PyObject* object);
+
+// The frame's qualified name, file and current line. `frame` must be a frame object.
+FrameInfo frameInfo(PyObject* frame);
+
+// Frames of leakgate's own Python helpers (file names starting "<leakgate") never appear in a
+// finding.
+bool isHarnessFrame(PyObject* frame);
+
+// The free variable names of a function's code (for "closure cell `x`").
+std::string freeVariableName(PyObject* function, Py_ssize_t index);
+
+}  // namespace leakgate::scanner

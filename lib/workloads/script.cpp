@@ -1,0 +1,102 @@
+// `leakgate scan`'s workload: a script run as __main__, the way `python script.py` runs it, but
+// compiled and evaluated from C so that no harness frame sits under the script's module frame.
+#include "lib/workloads/workload.h"
+
+#include "lib/errors.h"
+#include "lib/python/compat.h"
+
+#include <pybind11/pybind11.h>
+
+#include <fmt/format.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+namespace leakgate::workloads {
+namespace {
+
+namespace py = pybind11;
+using python::OwnedRef;
+using python::own;
+
+std::string readSource(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) throw UsageError(fmt::format("cannot read {}", path));
+    std::stringstream text;
+    text << in.rdbuf();
+    return text.str();
+}
+
+// Python's own exit conventions: SystemExit is a normal end, anything else is an error.
+void handleScriptException(WorkloadResult& result) {
+    PyObject *type, *value, *traceback;
+    PyErr_Fetch(&type, &value, &traceback);
+    PyErr_NormalizeException(&type, &value, &traceback);
+    OwnedRef ownedType = own(type), ownedValue = own(value), ownedTraceback = own(traceback);
+    if (traceback) PyException_SetTraceback(value, traceback);
+    if (PyErr_GivenExceptionMatches(type, PyExc_SystemExit)) {
+        py::object code = py::reinterpret_borrow<py::object>(value).attr("code");
+        if (code.is_none()) {
+            result.details["script_exit"] = 0;
+        } else if (py::isinstance<py::int_>(code)) {
+            result.details["script_exit"] = code.cast<long long>();
+        } else {
+            result.details["script_exit"] = py::str(code).cast<std::string>();  // sys.exit("message")
+        }
+        return;
+    }
+    py::object formatted = py::module_::import("traceback").attr("format_exception")(
+        py::handle(type), py::handle(value), traceback ? py::handle(traceback) : py::none());
+    std::string text = py::str("").attr("join")(formatted).cast<std::string>();
+    std::fputs(text.c_str(), stderr);  // as python itself would show it
+    std::string message = py::str(value).cast<std::string>();
+    result.error = WorkloadError{
+        fmt::format("the script raised {}: {}", reinterpret_cast<PyTypeObject*>(type)->tp_name, message),
+        std::nullopt, text};
+    // The exception and its traceback (and the frames it holds) die here, by reference counting.
+}
+
+void joinNonDaemonThreads() {
+    py::dict modules = py::module_::import("sys").attr("modules");
+    if (!modules.contains("threading")) return;
+    py::module_ threading = py::module_::import("threading");
+    py::object main = threading.attr("main_thread")();
+    for (py::handle thread : threading.attr("enumerate")()) {
+        if (thread.is(main) || thread.attr("daemon").cast<bool>()) continue;
+        thread.attr("join")();
+    }
+}
+
+}  // namespace
+
+WorkloadResult runScript(const nlohmann::json& spec) {
+    WorkloadResult result;
+    result.workload = "scan";
+    result.subject = spec.at("script").get<std::string>();
+    const std::string script = std::filesystem::absolute(result.subject).string();
+    const std::string source = readSource(script);
+
+    py::module_ sys = py::module_::import("sys");
+    py::list(sys.attr("path")).insert(0, std::filesystem::path(script).parent_path().string());
+    py::module_ main = py::module_::import("__main__");
+    py::dict globals = main.attr("__dict__");
+    globals["__file__"] = script;
+    globals["__cached__"] = py::none();
+    py::object code = py::module_::import("builtins")
+                          .attr("compile")(py::bytes(source), script, "exec", 0, true);
+
+    probes::ProbeList probes;
+    probes.push_back(probes::makeGcGuardProbe());
+    probes.push_back(probes::makeFrameCycleProbe());
+    probes.push_back(probes::makeRetainedFrameProbe());
+    measure(result, probes, [&] {
+        OwnedRef value = own(PyEval_EvalCode(code.ptr(), globals.ptr(), globals.ptr()));
+        if (!value) handleScriptException(result);
+        py::module_::import("sys").attr("stdout").attr("flush")();
+        joinNonDaemonThreads();
+    });
+    return result;
+}
+
+}  // namespace leakgate::workloads

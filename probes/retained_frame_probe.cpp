@@ -1,0 +1,131 @@
+#include "probes/probe.h"
+
+#include "lib/python/compat.h"
+#include "lib/scanner/explain.h"
+#include "lib/scanner/labels.h"
+#include "lib/scanner/object_graph.h"
+
+#include <pybind11/pybind11.h>
+
+#include <fmt/format.h>
+
+#include <unordered_map>
+#include <unordered_set>
+
+namespace leakgate::probes {
+namespace {
+
+namespace py = pybind11;
+using python::OwnedRef;
+using python::own;
+
+// Frames some thread is running: each thread's top frame and its f_back chain.
+std::unordered_set<PyObject*> executingFrames() {
+    std::unordered_set<PyObject*> frames;
+    py::dict current = py::module_::import("sys").attr("_current_frames")();
+    for (auto item : current) {
+        OwnedRef frame = own(Py_NewRef(item.second.ptr()));
+        while (frame && PyFrame_Check(frame.get())) {
+            frames.insert(frame.get());
+            frame = python::frameBack(reinterpret_cast<PyFrameObject*>(frame.get()));
+        }
+    }
+    return frames;
+}
+
+// Names a retention root as a person knows it.
+class RootNamer {
+  public:
+    RootNamer() {
+        py::module_ sys = py::module_::import("sys");
+        py::dict modules = sys.attr("modules");
+        sysModules_ = modules.ptr();
+        for (auto item : modules) {
+            if (!PyModule_Check(item.second.ptr())) continue;
+            std::string name = py::str(item.first);
+            names_[item.second.ptr()] = fmt::format("module `{}`", name);
+            names_[PyModule_GetDict(item.second.ptr())] = fmt::format("module `{}` globals", name);
+        }
+    }
+
+    std::string operator()(PyObject* root) const {
+        if (root == sysModules_) return "sys.modules";
+        if (auto found = names_.find(root); found != names_.end()) return found->second;
+        return fmt::format("{} (held from outside the Python heap)", scanner::describeObject(root));
+    }
+
+  private:
+    PyObject* sysModules_ = nullptr;                      // Borrowed reference
+    std::unordered_map<PyObject*, std::string> names_;    // Borrowed keys: modules live on
+};
+
+class RetainedFrameProbe final : public Probe {
+  public:
+    std::string_view name() const override { return "retained-frame"; }
+
+    void after(WorkloadResult& result) override {
+        py::module_ gc = py::module_::import("gc");
+        gc.attr("collect")();
+
+        std::unordered_set<PyObject*> executing = executingFrames();
+        py::list objects = gc.attr("get_objects")();
+        std::unordered_set<PyObject*> suspended;
+        std::vector<PyObject*> frames;  // Borrowed references: `objects` keeps them alive
+        for (py::handle object : objects) {
+            PyObject* raw = object.ptr();
+            if (PyFrame_Check(raw)) {
+                frames.push_back(raw);
+            } else if (PyGen_Check(raw) || PyCoro_CheckExact(raw) || PyAsyncGen_CheckExact(raw)) {
+                for (const char* name : {"gi_frame", "cr_frame", "ag_frame"}) {
+                    PyObject* frame = PyObject_GetAttrString(raw, name);
+                    if (!frame) {
+                        PyErr_Clear();
+                        continue;
+                    }
+                    suspended.insert(frame);
+                    Py_DECREF(frame);  // the generator keeps it alive
+                }
+            }
+        }
+        std::vector<PyObject*> retained;
+        for (PyObject* frame : frames) {
+            if (executing.count(frame) || suspended.count(frame) || scanner::isHarnessFrame(frame)) continue;
+            retained.push_back(frame);
+        }
+        result.details["live_frames"] = frames.size();
+        if (retained.empty()) {
+            result.checks.push_back({"retained-frame", Status::kPass,
+                                     fmt::format("no frame outlived its call ({} live frames, all running or "
+                                                 "suspended)",
+                                                 frames.size())});
+            return;
+        }
+
+        std::vector<PyObject*> heap;  // Borrowed references
+        heap.reserve(objects.size());
+        for (py::handle object : objects) heap.push_back(object.ptr());
+        auto graph = scanner::ObjectGraph::build(heap);
+        std::vector<std::int64_t> external(graph.size());
+        for (scanner::NodeId node = 0; node < graph.size(); ++node) {
+            // One reference is the `objects` list's own.
+            external[node] = static_cast<std::int64_t>(Py_REFCNT(graph.object(node))) - graph.inDegree(node) - 1;
+        }
+        std::vector<scanner::NodeId> retainedNodes;
+        for (PyObject* frame : retained) retainedNodes.push_back(*graph.find(frame));
+        RootNamer namer;
+        auto findings = scanner::explainRetainedFrames({graph, retainedNodes, external, std::cref(namer)});
+        result.checks.push_back({"retained-frame", Status::kFail,
+                                 fmt::format("{} frame{} outlived {} call{} after a full collection: {}",
+                                             retained.size(), retained.size() == 1 ? "" : "s",
+                                             retained.size() == 1 ? "its" : "their",
+                                             retained.size() == 1 ? "" : "s",
+                                             findings.empty() ? "" : findings.front().summary)});
+        for (auto& finding : findings) result.findings.push_back(std::move(finding));
+    }
+};
+
+}  // namespace
+
+std::unique_ptr<Probe> makeRetainedFrameProbe() { return std::make_unique<RetainedFrameProbe>(); }
+
+}  // namespace leakgate::probes

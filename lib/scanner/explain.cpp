@@ -192,13 +192,20 @@ Footprint footprint(const ObjectGraph& graph, std::span<const NodeId> sources, c
             stack.push_back(source);
         }
     }
-    std::unordered_map<PyObject*, Py_ssize_t> leafReferences;
+    struct LeafCount {
+        Py_ssize_t refcount;
+        Py_ssize_t seen;
+    };
+    std::unordered_map<PyObject*, LeafCount> leafReferences;
     while (!stack.empty()) {
         NodeId node = stack.back();
         stack.pop_back();
         ++total.objects;
         total.bytes += sizeOf(graph.object(node));
-        for (PyObject* leaf : graph.untrackedReferents(node)) ++leafReferences[leaf];
+        for (const auto& leaf : graph.untrackedReferents(node)) {
+            auto [entry, added] = leafReferences.try_emplace(leaf.object, LeafCount{leaf.refcount, 0});
+            ++entry->second.seen;
+        }
         for (NodeId next : graph.successors(node)) {
             if (seen[next] || (excluded && (*excluded)[next])) continue;
             seen[next] = true;
@@ -207,8 +214,8 @@ Footprint footprint(const ObjectGraph& graph, std::span<const NodeId> sources, c
     }
     // Untracked data (a big bytes or bytearray local) goes with the objects only when every
     // reference to it comes from them.
-    for (const auto& [leaf, references] : leafReferences) {
-        if (python::isImmortal(leaf) || Py_REFCNT(leaf) > references) continue;
+    for (const auto& [leaf, count] : leafReferences) {
+        if (python::isImmortal(leaf) || count.refcount > count.seen) continue;
         ++total.objects;
         total.bytes += sizeOf(leaf);
     }

@@ -26,7 +26,7 @@ struct GraphBuilder {
             self->graph.edges_.push_back(*node);
             ++self->graph.inDegree_[*node];
         } else if (!python::isGcTracked(referent)) {
-            self->graph.leaves_.push_back(referent);
+            self->graph.leaves_.push_back({referent, Py_REFCNT(referent)});
         }
         return 0;
     }

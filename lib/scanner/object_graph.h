@@ -28,9 +28,14 @@ class ObjectGraph {
     std::span<const NodeId> successors(NodeId node) const {
         return {edges_.data() + edgeOffsets_[node], edges_.data() + edgeOffsets_[node + 1]};
     }
-    // Referents outside the set that the collector does not track (strings, bytes, numbers,
-    // untracked containers): the data a node owns but that can never be garbage by itself.
-    std::span<PyObject* const> untrackedReferents(NodeId node) const {  // Borrowed references
+    // A referent outside the set that the collector does not track (strings, bytes, numbers,
+    // untracked containers): data a node owns but that can never be garbage by itself. Its
+    // reference count is read when the graph is built, before labelling can add references.
+    struct Leaf {
+        PyObject* object;  // Borrowed reference
+        Py_ssize_t refcount;
+    };
+    std::span<const Leaf> untrackedReferents(NodeId node) const {
         return {leaves_.data() + leafOffsets_[node], leaves_.data() + leafOffsets_[node + 1]};
     }
     // How many references to the node come from nodes of the graph.
@@ -60,7 +65,7 @@ class ObjectGraph {
     std::vector<std::uint32_t> edgeOffsets_;
     std::vector<NodeId> edges_;
     std::vector<std::uint32_t> leafOffsets_;
-    std::vector<PyObject*> leaves_;
+    std::vector<Leaf> leaves_;
     std::vector<std::uint32_t> inDegree_;
 
     friend struct GraphBuilder;

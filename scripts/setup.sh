@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Installs what leakgate needs to build and test on Debian bookworm. Idempotent and
+# non-interactive: packages already present are left alone, apt runs only when one is missing.
+set -euo pipefail
+
+packages=(cmake g++ make pkg-config
+          pybind11-dev libfmt-dev libcli11-dev nlohmann-json3-dev
+          libgtest-dev libgmock-dev)
+missing=()
+for package in "${packages[@]}"; do
+    dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
+done
+if ((${#missing[@]})); then
+    echo "setup: installing ${missing[*]}"
+    sudo=""
+    [ "$(id -u)" -eq 0 ] || sudo="sudo"
+    export DEBIAN_FRONTEND=noninteractive
+    $sudo apt-get update -qq
+    $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi

@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# The README's second command (and CI's): set up, then build and run every test for each
+# CPython that CI covers. Build directories: build/ (3.11) and build-3.12/.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/setup.sh
+
+pythons=()
+for version in 3.11 3.12; do
+    found=""
+    for candidate in /root/.pyenv/versions/$version.*/bin/python3 /usr/bin/python$version; do
+        if [ -x "$candidate" ]; then found=$candidate; break; fi
+    done
+    if [ -z "$found" ]; then
+        echo "test: no CPython $version with a shared libpython on this machine" >&2
+        exit 1
+    fi
+    pythons+=("$found")
+done
+
+failed=0
+for python in "${pythons[@]}"; do
+    version=$("$python" -c 'import sys; print("%d.%d" % sys.version_info[:2])')
+    build_dir=build
+    [ "$version" = "3.11" ] || build_dir=build-$version
+    echo "=== Python $version ($python) in $build_dir"
+    scripts/build.sh "$python" "$build_dir"
+    (cd "$build_dir" && ctest --output-on-failure -j"$(nproc)") || failed=1
+done
+exit $failed

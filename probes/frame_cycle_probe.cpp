@@ -1,6 +1,7 @@
 #include "probes/probe.h"
 
 #include "lib/python/gc_debug_guard.h"
+#include "lib/report_text.h"
 #include "lib/scanner/components.h"
 #include "lib/scanner/explain.h"
 #include "lib/scanner/object_graph.h"
@@ -21,7 +22,7 @@ class FrameCycleProbe final : public Probe {
     void after(WorkloadResult& result) override {
         py::module_ gc = py::module_::import("gc");
         py::list garbage = gc.attr("garbage");
-        std::vector<Finding> findings;
+        scanner::FrameCycles cycles;
         size_t saved = 0;
         {
             // Must run with gc disabled: DEBUG_SAVEALL keeps what the collection finds in
@@ -34,17 +35,20 @@ class FrameCycleProbe final : public Probe {
             saved = objects.size();
             auto graph = scanner::ObjectGraph::build(objects);
             auto components = scanner::Components::find(graph);
-            findings = scanner::explainFrameCycles(graph, components);
+            cycles = scanner::explainFrameCycles(graph, components);
             garbage.attr("clear")();
         }
         result.details["cyclic_garbage_objects"] = saved;
+        auto& findings = cycles.findings;
+        result.details["pinned_bytes"] = cycles.total.bytes;
         if (findings.empty()) {
             result.checks.push_back({"frame-cycle", Status::kPass,
                                      fmt::format("no frame in cyclic garbage ({} objects collected)", saved)});
         } else {
             result.checks.push_back({"frame-cycle", Status::kFail,
-                                     fmt::format("{} frame cycle{} in cyclic garbage: {}", findings.size(),
-                                                 findings.size() == 1 ? "" : "s", findings.front().summary)});
+                                     fmt::format("{} frame cycle{} in cyclic garbage pin {} in all; {}",
+                                                 findings.size(), findings.size() == 1 ? "" : "s",
+                                                 humanBytes(cycles.total.bytes), findings.front().summary)});
         }
         for (auto& finding : findings) result.findings.push_back(std::move(finding));
     }

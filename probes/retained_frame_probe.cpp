@@ -95,9 +95,9 @@ class RetainedFrameProbe final : public Probe {
         result.details["live_frames"] = frames.size();
         if (retained.empty()) {
             result.checks.push_back({"retained-frame", Status::kPass,
-                                     fmt::format("no frame outlived its call ({} live frames, all running or "
+                                     fmt::format("no frame outlived its call ({} live frame{}, each running or "
                                                  "suspended)",
-                                                 frames.size())});
+                                                 frames.size(), frames.size() == 1 ? "" : "s")});
             return;
         }
 

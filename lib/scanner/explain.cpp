@@ -173,7 +173,15 @@ std::string describeCycle(const Finding& finding, bool throughOwnLocals) {
 
 std::string renderRetention(const std::string& root, const std::vector<PathStep>& steps) {
     std::string text = root;
-    for (const auto& step : steps) {
+    size_t first = 0;
+    // "module `m` globals" then ['name'] reads better as m.name.
+    if (root.starts_with("module `") && root.ends_with("` globals") && !steps.empty() && steps[0].kind == "item" &&
+        steps[0].label.starts_with("['")) {
+        text = root.substr(8, root.size() - 8 - 9) + "." + steps[0].label.substr(2, steps[0].label.size() - 4);
+        first = 1;
+    }
+    for (size_t i = first; i < steps.size(); ++i) {
+        const PathStep& step = steps[i];
         bool joins = step.kind == "attribute" || step.kind == "item" || step.kind == "index";
         text += joins ? step.label : " -> " + step.label;
     }
@@ -238,7 +246,7 @@ std::string fixFor(const Finding& finding) {
            "the fields of sys._getframe(1) in one expression, or `del` the frame variable in a `finally`.";
 }
 
-std::vector<Finding> explainFrameCycles(const ObjectGraph& garbage, const Components& components) {
+FrameCycles explainFrameCycles(const ObjectGraph& garbage, const Components& components) {
     struct Group {
         Finding finding;
         bool throughOwnLocals = false;
@@ -266,7 +274,13 @@ std::vector<Finding> explainFrameCycles(const ObjectGraph& garbage, const Compon
         auto members = components.members(component);
         group.members.insert(group.members.end(), members.begin(), members.end());
     }
-    std::vector<Finding> findings;
+    FrameCycles result;
+    std::vector<NodeId> everyMember;
+    for (auto& [key, group] : groups) {
+        everyMember.insert(everyMember.end(), group.members.begin(), group.members.end());
+    }
+    result.total = footprint(garbage, everyMember);
+    std::vector<Finding>& findings = result.findings;
     for (auto& [key, group] : groups) {
         Finding& finding = group.finding;
         Footprint pinned = footprint(garbage, group.members);
@@ -279,7 +293,7 @@ std::vector<Finding> explainFrameCycles(const ObjectGraph& garbage, const Compon
     }
     std::stable_sort(findings.begin(), findings.end(),
                      [](const Finding& a, const Finding& b) { return a.bytes > b.bytes; });
-    return findings;
+    return result;
 }
 
 std::vector<Finding> explainRetainedFrames(const RetainedFrames& input) {

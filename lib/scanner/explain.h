@@ -12,10 +12,22 @@
 
 namespace leakgate::scanner {
 
+// Objects reachable from `sources` (not entering `excluded` nodes), with their summed
+// sys.getsizeof, plus the untracked data only they refer to.
+struct Footprint {
+    std::int64_t objects = 0;
+    std::int64_t bytes = 0;
+};
+
 // Frame cycles among the objects a DEBUG_SAVEALL collection saved (`garbage`): one finding per
-// culprit (same code and same closing locals), most bytes first. Call with the GIL held, after
-// the graph is built.
-std::vector<Finding> explainFrameCycles(const ObjectGraph& garbage, const Components& components);
+// culprit (same code and same closing locals), most bytes first. Findings may pin the same
+// objects (a shared caller chain); `total` counts each pinned object once. Call with the GIL
+// held, after the graph is built.
+struct FrameCycles {
+    std::vector<Finding> findings;
+    Footprint total;
+};
+FrameCycles explainFrameCycles(const ObjectGraph& garbage, const Components& components);
 
 // Frames that outlived a full collection. `heap` is the graph of every tracked object,
 // `retained` the frames that no thread runs and no generator owns, `external[n]` the references
@@ -29,12 +41,6 @@ struct RetainedFrames {
 };
 std::vector<Finding> explainRetainedFrames(const RetainedFrames& input);
 
-// Objects reachable from `sources` (not entering `excluded` nodes), with their summed
-// sys.getsizeof, plus the untracked data only they refer to.
-struct Footprint {
-    std::int64_t objects = 0;
-    std::int64_t bytes = 0;
-};
 Footprint footprint(const ObjectGraph& graph, std::span<const NodeId> sources,
                     const std::vector<bool>* excluded = nullptr);
 

@@ -19,7 +19,7 @@ std::vector<Finding> explainAfter(const std::string& code) {
     for (py::handle object : garbage) objects.push_back(object.ptr());
     ObjectGraph graph = ObjectGraph::build(objects);
     Components components = Components::find(graph);
-    auto findings = explainFrameCycles(graph, components);
+    auto findings = explainFrameCycles(graph, components).findings;
     testing::clearGarbage();
     return findings;
 }

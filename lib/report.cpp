@@ -29,7 +29,7 @@ ExitCode Report::exitCode() const {
     for (const auto& result : results) {
         errored |= !result.ok();
         for (const auto& check : result.checks) {
-            failed |= check.status == Status::kFail;
+            failed |= check.status == Status::kFail && result.role == "target";
             errored |= check.status == Status::kError;
         }
     }
@@ -87,13 +87,29 @@ void from_json(const json& in, Finding& finding) {
 }
 
 void to_json(json& out, const CheckResult& check) {
-    out = json{{"name", check.name}, {"status", toString(check.status)}, {"reason", check.reason}};
+    out = json{{"name", check.name},
+               {"status", toString(check.status)},
+               {"reason", check.reason},
+               {"amount", check.amount ? json(*check.amount) : json(nullptr)}};
 }
 
 void from_json(const json& in, CheckResult& check) {
     in.at("name").get_to(check.name);
     check.status = statusFromString(in.at("status").get<std::string>());
     in.at("reason").get_to(check.reason);
+    if (in.contains("amount") && !in.at("amount").is_null()) check.amount = in.at("amount").get<std::int64_t>();
+}
+
+void to_json(json& out, const SentinelVerdict& sentinel) {
+    out = json{{"label", sentinel.label}, {"kind", sentinel.kind}, {"bytes", sentinel.bytes},
+               {"verdict", sentinel.verdict}};
+}
+
+void from_json(const json& in, SentinelVerdict& sentinel) {
+    in.at("label").get_to(sentinel.label);
+    in.at("kind").get_to(sentinel.kind);
+    in.at("bytes").get_to(sentinel.bytes);
+    in.at("verdict").get_to(sentinel.verdict);
 }
 
 void to_json(json& out, const WorkloadError& error) {
@@ -111,10 +127,12 @@ void from_json(const json& in, WorkloadError& error) {
 void to_json(json& out, const WorkloadResult& result) {
     out = json{{"workload", result.workload},
                {"subject", result.subject},
+               {"role", result.role},
                {"status", result.ok() ? "ok" : "error"},
                {"error", result.error ? json(*result.error) : json(nullptr)},
                {"checks", result.checks},
                {"findings", result.findings},
+               {"sentinels", result.sentinels},
                {"details", result.details},
                {"seconds", result.seconds}};
 }
@@ -125,6 +143,8 @@ void from_json(const json& in, WorkloadResult& result) {
     if (!in.at("error").is_null()) result.error = in.at("error").get<WorkloadError>();
     in.at("checks").get_to(result.checks);
     in.at("findings").get_to(result.findings);
+    if (in.contains("role")) in.at("role").get_to(result.role);
+    if (in.contains("sentinels")) in.at("sentinels").get_to(result.sentinels);
     if (in.contains("details")) result.details = in.at("details");
     if (in.contains("seconds")) in.at("seconds").get_to(result.seconds);
 }

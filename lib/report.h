@@ -53,6 +53,16 @@ struct CheckResult {
     std::string name;
     Status status = Status::kPass;
     std::string reason;
+    std::optional<std::int64_t> amount;  // the figure compared with the reference (bytes pinned)
+};
+
+// What happened to one sentinel (MEASURES.md): freed-by-refcount, freed-by-gc-only or
+// never-freed.
+struct SentinelVerdict {
+    std::string label;    // where it was placed: "kernel(options)@depth2"
+    std::string kind;     // payload kind: host, device, torch
+    std::int64_t bytes = 0;
+    std::string verdict;
 };
 
 // Why a workload's measurement is invalid: it raised, crashed, hung or re-enabled gc.
@@ -65,9 +75,11 @@ struct WorkloadError {
 struct WorkloadResult {
     std::string workload;                 // "scan", "decorate", ...
     std::string subject;                  // the script or target it ran on
+    std::string role = "target";          // "target", or "reference": the baseline it is compared with
     std::optional<WorkloadError> error;   // set: the result is an `error` result
     std::vector<CheckResult> checks;
     std::vector<Finding> findings;
+    std::vector<SentinelVerdict> sentinels;
     nlohmann::json details = nlohmann::json::object();  // workload-specific facts
     double seconds = 0;
 
@@ -80,6 +92,8 @@ struct Report {
     std::string pythonExecutable;
     std::vector<WorkloadResult> results;
 
+    // Failures count only in target results (the reference is the baseline); errors count in
+    // every result.
     ExitCode exitCode() const;
     std::vector<const Finding*> findings() const;
 };
@@ -93,6 +107,8 @@ void to_json(nlohmann::json& out, const Finding& finding);
 void from_json(const nlohmann::json& in, Finding& finding);
 void to_json(nlohmann::json& out, const CheckResult& check);
 void from_json(const nlohmann::json& in, CheckResult& check);
+void to_json(nlohmann::json& out, const SentinelVerdict& sentinel);
+void from_json(const nlohmann::json& in, SentinelVerdict& sentinel);
 void to_json(nlohmann::json& out, const WorkloadError& error);
 void from_json(const nlohmann::json& in, WorkloadError& error);
 void to_json(nlohmann::json& out, const WorkloadResult& result);

@@ -35,6 +35,7 @@ PyMethodDef g_enableDef = {"enable", guardedEnable, METH_NOARGS,
 class GcGuardProbe final : public Probe {
   public:
     std::string_view name() const override { return "gc-guard"; }
+    bool decidesCheck() const override { return false; }
 
     void before() override {
         py::module_ gc = py::module_::import("gc");
@@ -45,7 +46,7 @@ class GcGuardProbe final : public Probe {
         gc.attr("disable")();
     }
 
-    void after(WorkloadResult& result) override {
+    void afterReturn(WorkloadResult& result) override {
         py::module_ gc = py::module_::import("gc");
         bool enabled = gc.attr("isenabled")().cast<bool>();
         gc.attr("enable") = py::reinterpret_steal<py::object>(g_originalEnable);

@@ -1,12 +1,17 @@
-// The probe interface. A probe measures one thing around one workload run inside a worker:
-// `before` runs just before the workload's code, `after` just after it returned. Probes run in
-// the order the workload lists them, and the order is part of the measurement (MEASURES.md):
-// the gc guard first, then the DEBUG_SAVEALL collection, then the real one.
+// The probe interface. A probe measures one thing around one workload run inside a worker. The
+// workload runner (lib/workloads/workload.cpp) owns the collector and calls every probe at the
+// three reads of MEASURES.md, in this order, with gc disabled throughout:
+//   1. afterReturn:     the workload returned, nothing collected yet;
+//   2. inGarbage:       one collection with DEBUG_SAVEALL ran; gc.garbage holds what it found;
+//   3. afterCollection: gc.garbage cleared, debug flags off, a real collection ran.
 #pragma once
 
 #include "lib/report.h"
 
+#include <pybind11/pybind11.h>
+
 #include <memory>
+#include <span>
 #include <string_view>
 #include <vector>
 
@@ -15,12 +20,21 @@ namespace leakgate::probes {
 class Probe {
   public:
     virtual ~Probe() = default;
-    // The check this probe decides ("frame-cycle"), or its own name when it decides none.
+    // The check this probe decides ("frame-cycle"); the runner may prefix it with the workload.
     virtual std::string_view name() const = 0;
+    // Whether the probe decides a check of its own name (the gc guard only invalidates).
+    virtual bool decidesCheck() const { return true; }
     virtual void before() {}
-    // Appends the probe's checks and findings to `result`, or sets `result.error` when the
-    // measurement is invalid. Runs with the GIL held.
-    virtual void after(WorkloadResult& result) = 0;
+    // Each read appends the probe's checks and findings to `result`, or sets `result.error` when
+    // the measurement is invalid. All run with the GIL held.
+    virtual void afterReturn(WorkloadResult& result) { (void)result; }
+    // `garbage`: the objects the DEBUG_SAVEALL collection saved (borrowed; gc.garbage keeps them
+    // alive until the runner clears it after every probe has looked).
+    virtual void inGarbage(std::span<PyObject* const> garbage, WorkloadResult& result) {
+        (void)garbage;
+        (void)result;
+    }
+    virtual void afterCollection(WorkloadResult& result) { (void)result; }
 };
 
 using ProbeList = std::vector<std::unique_ptr<Probe>>;
@@ -28,10 +42,12 @@ using ProbeList = std::vector<std::unique_ptr<Probe>>;
 // Fails the workload when the code under test re-enabled the cyclic GC: a collection it let run
 // would free the very cycles we measure, so "clean" would be a lie.
 std::unique_ptr<Probe> makeGcGuardProbe();
-// One DEBUG_SAVEALL collection; explains every frame cycle in gc.garbage (check `frame-cycle`).
+// Explains every frame cycle in the saved garbage (check `frame-cycle`).
 std::unique_ptr<Probe> makeFrameCycleProbe();
-// A real collection; explains every frame still alive that no thread runs and no generator owns
-// (check `retained-frame`). `rootNames` may name extra roots ("the script's globals").
+// Explains every frame still alive that no thread runs and no generator owns
+// (check `retained-frame`).
 std::unique_ptr<Probe> makeRetainedFrameProbe();
+// Gives every sentinel the workload made a verdict (check `sentinels`).
+std::unique_ptr<Probe> makeSentinelProbe();
 
 }  // namespace leakgate::probes

@@ -63,9 +63,8 @@ class RetainedFrameProbe final : public Probe {
   public:
     std::string_view name() const override { return "retained-frame"; }
 
-    void after(WorkloadResult& result) override {
+    void afterCollection(WorkloadResult& result) override {
         py::module_ gc = py::module_::import("gc");
-        gc.attr("collect")();
 
         std::unordered_set<PyObject*> executing = executingFrames();
         py::list objects = gc.attr("get_objects")();

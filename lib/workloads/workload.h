@@ -11,10 +11,12 @@
 
 namespace leakgate::workloads {
 
-// Runs `body` between the probes. A Python exception escaping `body` makes the result an error
-// result (the probes still run: what they find is kept); a probe that invalidates the
-// measurement (the gc guard) turns the checks that follow into `error`.
-void measure(WorkloadResult& result, probes::ProbeList& probes, const std::function<void()>& body);
+// Runs `body` under gc.disable() and then the probes' three reads (probes/probe.h). `body`
+// reports the target's own failures (an exception it raised) in `result.error` and the probes
+// still run: what they find is kept. A probe that invalidates the measurement (the gc guard)
+// turns every check not yet decided into `error`. Check names get `checkPrefix`.
+void measure(WorkloadResult& result, probes::ProbeList& probes, const std::function<void()>& body,
+             const std::string& checkPrefix = "");
 
 // `leakgate scan`: runs a script as __main__. Spec keys: script, args.
 WorkloadResult runScript(const nlohmann::json& spec);

@@ -1,6 +1,7 @@
 // leakgate's command line: parse, call one library entry point, format, return an exit code.
 #include "lib/atomic_file.h"
 #include "lib/errors.h"
+#include "lib/gate.h"
 #include "lib/log.h"
 #include "lib/report_json.h"
 #include "lib/report_text.h"
@@ -10,6 +11,8 @@
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
+#include <optional>
+#include <sstream>
 #include <cstdlib>
 #include <string>
 #include <unistd.h>
@@ -35,6 +38,16 @@ int emit(const Report& report, const OutputOptions& output) {
     return static_cast<int>(report.exitCode());
 }
 
+// Options every reporting subcommand shares.
+void addOutputOptions(CLI::App* command, OutputOptions& output, std::optional<std::string>& python, int& timeout) {
+    command->add_option("--json", output.json, "Write the JSON report to FILE ('-' for stdout)");
+    command->add_option("--python", python,
+                        "Interpreter of the environment to run in (a venv's python; same major.minor as this build)");
+    command->add_option("--timeout", timeout, "Seconds before a worker is killed")->check(CLI::PositiveNumber);
+    command->add_flag("-q,--quiet", output.quiet, "No text report, no target output");
+    command->add_flag("--no-color", output.noColor, "No colour in the text report (NO_COLOR is honoured too)");
+}
+
 int run(int argc, char** argv) {
     CLI::App app{"leakgate: finds memory that Python GPU DSLs keep alive when they should not"};
     app.require_subcommand(1);
@@ -44,16 +57,28 @@ int run(int argc, char** argv) {
     app.add_flag("-v,--verbose", verbosity, "More diagnostics on stderr");
 
     OutputOptions output;
-    ScanOptions scan;
     int timeoutSeconds = 300;
+
+    ScanOptions scan;
     std::vector<std::string> command;
-    CLI::App* scanCommand = app.add_subcommand("scan", "Run a script under gc.disable() and explain the frames it leaks");
-    scanCommand->add_option("--json", output.json, "Write the JSON report to FILE ('-' for stdout)");
-    scanCommand->add_option("--python", scan.python, "Interpreter of the environment to run in (same major.minor as this build)");
-    scanCommand->add_option("--timeout", timeoutSeconds, "Seconds before the worker is killed")->check(CLI::PositiveNumber);
-    scanCommand->add_flag("-q,--quiet", output.quiet, "No text report");
-    scanCommand->add_flag("--no-color", output.noColor, "No colour in the text report");
+    CLI::App* scanCommand =
+        app.add_subcommand("scan", "Run a script under gc.disable() and explain the frames it leaks");
+    addOutputOptions(scanCommand, output, scan.python, timeoutSeconds);
     scanCommand->add_option("command", command, "-- SCRIPT [ARGS...]")->required();
+
+    GateOptions gate;
+    std::string checks;
+    std::int64_t sentinelMiB = gate.sentinelBytes >> 20;
+    CLI::App* gateCommand = app.add_subcommand(
+        "gate", "Audit a DSL's decorators against leakgate's reference runtime (a release gate)");
+    addOutputOptions(gateCommand, output, gate.python, timeoutSeconds);
+    gateCommand->add_option("--target", gate.target,
+                            "A target module (a path, or a built-in name: reference); default: the bundled "
+                            "model of nvidia-cutlass-dsl 4.6.1");
+    gateCommand->add_option("--checks", checks,
+                            "Comma-separated checks or workloads to run (default: all; see the README)");
+    gateCommand->add_option("--sentinel-mib", sentinelMiB, "Host payload of each sentinel, in MiB")
+        ->check(CLI::NonNegativeNumber);
 
     try {
         app.parse(argc, argv);
@@ -65,11 +90,21 @@ int run(int argc, char** argv) {
     if (output.quiet) log::setLevel(log::Level::kQuiet);
     ::setenv("LEAKGATE_LOG_LEVEL", std::to_string(static_cast<int>(log::level())).c_str(), 1);
 
-    scan.script = command.front();
-    scan.args.assign(command.begin() + 1, command.end());
-    scan.timeout = std::chrono::seconds(timeoutSeconds);
-    scan.forwardOutput = !output.quiet;
-    return emit(runScan(scan), output);
+    if (scanCommand->parsed()) {
+        scan.script = command.front();
+        scan.args.assign(command.begin() + 1, command.end());
+        scan.timeout = std::chrono::seconds(timeoutSeconds);
+        scan.forwardOutput = !output.quiet;
+        return emit(runScan(scan), output);
+    }
+    std::stringstream list(checks);
+    for (std::string name; std::getline(list, name, ',');) {
+        if (!name.empty()) gate.checks.push_back(name);
+    }
+    gate.timeout = std::chrono::seconds(timeoutSeconds);
+    gate.sentinelBytes = sentinelMiB << 20;
+    gate.forwardOutput = !output.quiet;
+    return emit(runGate(gate), output);
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <map>
 
 namespace leakgate {
 namespace {
@@ -51,6 +52,34 @@ void writeFinding(std::string& out, const TextOptions& options, const Finding& f
     out += fmt::format("  fix:   {}\n", finding.fix);
 }
 
+void writeSentinels(std::string& out, const std::vector<SentinelVerdict>& sentinels) {
+    std::map<std::string, std::pair<int, std::int64_t>> byVerdict;  // verdict -> (count, bytes)
+    for (const auto& sentinel : sentinels) {
+        auto& [count, bytes] = byVerdict[sentinel.verdict];
+        ++count;
+        bytes += sentinel.bytes;
+    }
+    std::vector<std::string> parts;
+    for (const char* verdict : {"never-freed", "freed-by-gc-only", "freed-by-refcount"}) {
+        auto found = byVerdict.find(verdict);
+        if (found == byVerdict.end()) continue;
+        parts.push_back(fmt::format("{} {} ({})", found->second.first, verdict, humanBytes(found->second.second)));
+    }
+    out += fmt::format("  sentinels: {}\n", fmt::join(parts, ", "));
+    constexpr int kShown = 6;
+    int shown = 0;
+    int outlived = static_cast<int>(sentinels.size()) - (byVerdict.count("freed-by-refcount") ? byVerdict["freed-by-refcount"].first : 0);
+    for (const auto& sentinel : sentinels) {
+        if (sentinel.verdict == "freed-by-refcount") continue;
+        if (shown++ == kShown) {
+            out += fmt::format("    ... and {} more (all in the JSON report)\n", outlived - kShown);
+            break;
+        }
+        out += fmt::format("    {:<32} {:<17} {} {}\n", sentinel.label, sentinel.verdict, sentinel.kind,
+                           humanBytes(sentinel.bytes));
+    }
+}
+
 }  // namespace
 
 std::string humanBytes(std::int64_t bytes) {
@@ -67,8 +96,9 @@ std::string humanBytes(std::int64_t bytes) {
 std::string formatText(const Report& report, const TextOptions& options) {
     std::string out;
     for (const auto& result : report.results) {
-        out += fmt::format("leakgate {}: {} {} (Python {})\n", report.command, result.workload,
-                           displayPath(result.subject), report.pythonVersion);
+        std::string role = result.role == "reference" ? " [reference]" : "";
+        out += fmt::format("leakgate {}: {} {}{} (Python {})\n", report.command, result.workload,
+                           displayPath(result.subject), role, report.pythonVersion);
         for (const auto& check : result.checks) {
             out += fmt::format("  {} {:<15} {}\n", statusWord(options, check.status), check.name, check.reason);
         }
@@ -86,7 +116,11 @@ std::string formatText(const Report& report, const TextOptions& options) {
                 }
             }
         }
-        for (const auto& finding : result.findings) writeFinding(out, options, finding);
+        if (!result.sentinels.empty()) writeSentinels(out, result.sentinels);
+        // The reference is the baseline: its findings are in the JSON, its checks say enough here.
+        if (result.role != "reference") {
+            for (const auto& finding : result.findings) writeFinding(out, options, finding);
+        }
         out += "\n";
     }
     size_t findings = report.findings().size();

@@ -14,7 +14,7 @@ namespace py = pybind11;
 
 // Where the code under test called gc.enable(); empty when it did not. One guard per worker.
 std::string g_enabledAt;
-PyObject* g_originalEnable = nullptr;  // Strong reference while the guard is installed
+PyObject* g_originalEnable = nullptr;  // Strong reference, for the life of the worker
 
 PyObject* guardedEnable(PyObject*, PyObject*) {
     if (g_enabledAt.empty()) {
@@ -37,20 +37,9 @@ class GcGuardProbe final : public Probe {
     std::string_view name() const override { return "gc-guard"; }
     bool decidesCheck() const override { return false; }
 
-    void before() override {
-        py::module_ gc = py::module_::import("gc");
-        g_enabledAt.clear();
-        g_originalEnable = gc.attr("enable").ptr();
-        Py_INCREF(g_originalEnable);
-        gc.attr("enable") = py::reinterpret_steal<py::object>(PyCFunction_New(&g_enableDef, nullptr));
-        gc.attr("disable")();
-    }
-
     void afterReturn(WorkloadResult& result) override {
         py::module_ gc = py::module_::import("gc");
         bool enabled = gc.attr("isenabled")().cast<bool>();
-        gc.attr("enable") = py::reinterpret_steal<py::object>(g_originalEnable);
-        g_originalEnable = nullptr;
         gc.attr("disable")();
         if (g_enabledAt.empty() && !enabled) return;
         std::string where = g_enabledAt.empty() ? "" : fmt::format(" (gc.enable() at {})", g_enabledAt);
@@ -63,6 +52,17 @@ class GcGuardProbe final : public Probe {
 };
 
 }  // namespace
+
+void watchGcEnable() {
+    py::module_ gc = py::module_::import("gc");
+    g_enabledAt.clear();
+    if (g_originalEnable == nullptr) {
+        g_originalEnable = gc.attr("enable").ptr();
+        Py_INCREF(g_originalEnable);  // kept for the life of the worker
+        gc.attr("enable") = py::reinterpret_steal<py::object>(PyCFunction_New(&g_enableDef, nullptr));
+    }
+    gc.attr("disable")();
+}
 
 std::unique_ptr<Probe> makeGcGuardProbe() { return std::make_unique<GcGuardProbe>(); }
 

@@ -39,8 +39,12 @@ class Probe {
 
 using ProbeList = std::vector<std::unique_ptr<Probe>>;
 
-// Fails the workload when the code under test re-enabled the cyclic GC: a collection it let run
-// would free the very cycles we measure, so "clean" would be a lie.
+// Disables the cyclic GC and watches gc.enable() from here on. The worker calls it before it
+// loads anything of the target's, so an import that re-enables gc is caught too.
+void watchGcEnable();
+// Fails the workload when the code under test re-enabled the cyclic GC at any time since
+// watchGcEnable(): a collection it let run would free the very cycles we measure, so "clean"
+// would be a lie.
 std::unique_ptr<Probe> makeGcGuardProbe();
 // Explains every frame cycle in the saved garbage (check `frame-cycle`).
 std::unique_ptr<Probe> makeFrameCycleProbe();

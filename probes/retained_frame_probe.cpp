@@ -88,7 +88,9 @@ class RetainedFrameProbe final : public Probe {
         }
         std::vector<PyObject*> retained;
         for (PyObject* frame : frames) {
-            if (executing.count(frame) || suspended.count(frame) || scanner::isHarnessFrame(frame)) continue;
+            // leakgate's own workload frames count: a target that keeps one alive keeps the sentinels
+            // on it alive. The finding names them as leakgate's, never as code of the target.
+            if (executing.count(frame) || suspended.count(frame)) continue;
             retained.push_back(frame);
         }
         result.details["live_frames"] = frames.size();

@@ -48,6 +48,22 @@ inline bool isImmortal(PyObject* object) {
 #endif
 }
 
+// Whether a weakref's referent is still alive. PyWeakref_GetObject is deprecated from 3.13.
+inline bool weakrefIsAlive(PyObject* weakref) {
+#if PY_VERSION_HEX >= 0x030D0000
+    PyObject* referent = nullptr;
+    if (PyWeakref_GetRef(weakref, &referent) < 0) {
+        PyErr_Clear();
+        return false;
+    }
+    Py_XDECREF(referent);
+    return referent != nullptr;
+#else
+    PyObject* referent = PyWeakref_GetObject(weakref);  // Borrowed reference
+    return referent != nullptr && referent != Py_None;
+#endif
+}
+
 // Whether the collector tracks this object (only tracked objects can sit in cyclic garbage).
 inline bool isGcTracked(PyObject* object) {
     return PyObject_IS_GC(object) && PyObject_GC_IsTracked(object);

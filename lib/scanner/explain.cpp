@@ -346,13 +346,21 @@ std::vector<Finding> explainRetainedFrames(const RetainedFrames& input) {
         finding.locals = namesOnPath(finding.path);
         OwnedRef code = python::frameCode(reinterpret_cast<PyFrameObject*>(object));
         std::string route = renderRetention(finding.root, finding.path);
-        Group& group = groups[{code.get(), finding.root}];
+        // leakgate's own frames are one story however many of them there are.
+        Group& group = groups[{finding.frames.empty() ? nullptr : code.get(), finding.root}];
         if (group.frames.empty()) {
             group.finding = std::move(finding);
-            group.finding.summary = fmt::format("frame of `{}` ({}:{}) outlives its call: {} holds it",
-                                                group.finding.frames.front().function,
-                                                baseName(group.finding.frames.front().file),
-                                                group.finding.frames.front().line, route);
+            if (group.finding.frames.empty()) {
+                group.finding.summary = fmt::format(
+                    "a frame of leakgate's own workload (a caller of the target, holding sentinels) outlives its "
+                    "call: {} holds it",
+                    route);
+            } else {
+                group.finding.summary = fmt::format("frame of `{}` ({}:{}) outlives its call: {} holds it",
+                                                    group.finding.frames.front().function,
+                                                    baseName(group.finding.frames.front().file),
+                                                    group.finding.frames.front().line, route);
+            }
         }
         group.frames.push_back(frame);
     }

@@ -2,8 +2,10 @@
 
 #include "lib/errors.h"
 #include "lib/python/interpreter.h"
+#include "lib/python/leakgate_module.h"
 #include "lib/worker/process.h"
 #include "lib/workloads/workload.h"
+#include "probes/probe.h"
 
 #include <fmt/format.h>
 
@@ -31,10 +33,12 @@ int workerMain(const std::string& specJson) {
     WorkloadResult result;
     result.workload = spec.value("workload", "?");
     result.subject = spec.value("subject", "");
+    python::registerLeakgateModule();
     {
         auto env = spec.at("environment").get<python::Environment>();
         python::Interpreter interpreter(env, spec.at("argv").get<std::vector<std::string>>());
         try {
+            probes::watchGcEnable();
             result = workloads::run(spec);
         } catch (const pybind11::error_already_set& error) {
             // Converted here, while the interpreter that raised it still lives.

@@ -69,6 +69,8 @@ void measure(WorkloadResult& result, probes::ProbeList& probes, const std::funct
 WorkloadResult run(const nlohmann::json& spec) {
     const std::string workload = spec.at("workload").get<std::string>();
     if (workload == "scan") return runScript(spec);
+    if (workload == "decorate") return runDecorate(spec);
+    if (workload == "import") return runImport(spec);
     throw UsageError(fmt::format("unknown workload `{}`", workload));
 }
 

@@ -21,6 +21,11 @@ void measure(WorkloadResult& result, probes::ProbeList& probes, const std::funct
 // `leakgate scan`: runs a script as __main__. Spec keys: script, args.
 WorkloadResult runScript(const nlohmann::json& spec);
 
+// The gate's workloads on a target's decorators. Spec keys: target ({name, path | module}),
+// role, sentinel_bytes.
+WorkloadResult runDecorate(const nlohmann::json& spec);
+WorkloadResult runImport(const nlohmann::json& spec);
+
 // Dispatches on spec["workload"].
 WorkloadResult run(const nlohmann::json& spec);
 

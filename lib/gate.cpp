@@ -1,0 +1,164 @@
+#include "lib/gate.h"
+
+#include "lib/data_dir.h"
+#include "lib/errors.h"
+#include "lib/python/environment.h"
+#include "lib/worker/worker_client.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <map>
+
+namespace leakgate {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Targets that leakgate ships, by name.
+struct BuiltinTarget {
+    const char* name;
+    const char* module;
+};
+constexpr BuiltinTarget kBuiltinTargets[] = {
+    {"reference", "leakgate_reference"},
+};
+
+const std::vector<std::string> kWorkloads = {"decorate", "import"};
+const std::vector<std::string> kProbeChecks = {"sentinels", "frame-cycle", "retained-frame"};
+
+nlohmann::json resolveTarget(const std::string& target) {
+    for (const auto& builtin : kBuiltinTargets) {
+        if (target == builtin.name) return {{"name", builtin.name}, {"module", builtin.module}};
+    }
+    if (fs::is_regular_file(target)) {
+        return {{"name", fs::path(target).stem().string()}, {"path", fs::absolute(target).string()}};
+    }
+    std::vector<std::string> names;
+    for (const auto& builtin : kBuiltinTargets) names.push_back(builtin.name);
+    throw UsageError(fmt::format("unknown target `{}`: not a file, and not a built-in target ({})", target,
+                                 fmt::join(names, ", ")));
+}
+
+// The selected check names; accepts workload names as shorthand for their checks.
+std::vector<std::string> selectChecks(const std::vector<std::string>& requested) {
+    if (requested.empty()) return gateChecks();
+    std::vector<std::string> selected;
+    for (const auto& name : requested) {
+        bool known = false;
+        for (const auto& check : gateChecks()) {
+            if (check == name || check.starts_with(name + "-")) {
+                known = true;
+                if (std::find(selected.begin(), selected.end(), check) == selected.end()) selected.push_back(check);
+            }
+        }
+        if (!known) {
+            throw UsageError(fmt::format("unknown check `{}`; the gate's checks are {} (or a workload: {})", name,
+                                         fmt::join(gateChecks(), ", "), fmt::join(kWorkloads, ", ")));
+        }
+    }
+    return selected;
+}
+
+bool isSelected(const std::vector<std::string>& selected, const std::string& check) {
+    return std::find(selected.begin(), selected.end(), check) != selected.end();
+}
+
+// A target's failure stands only where it retains more than the reference in the same run:
+// what the reference retains too is the interpreter's doing, not the target's.
+void compareWithReference(WorkloadResult& target, const WorkloadResult* reference) {
+    for (auto& check : target.checks) {
+        if (check.status != Status::kFail) continue;
+        if (!reference || !reference->ok()) {
+            check.reason += " (no reference baseline: the reference run errored)";
+            continue;
+        }
+        auto baseline = std::find_if(reference->checks.begin(), reference->checks.end(),
+                                     [&](const CheckResult& other) { return other.name == check.name; });
+        if (baseline == reference->checks.end() || baseline->status != Status::kFail) continue;
+        if (check.amount.value_or(0) <= baseline->amount.value_or(0)) {
+            check.status = Status::kPass;
+            check.reason = fmt::format("retains no more than the reference ({} vs {} bytes): {}",
+                                       check.amount.value_or(0), baseline->amount.value_or(0), check.reason);
+        }
+    }
+}
+
+}  // namespace
+
+const std::vector<std::string>& gateChecks() {
+    static const std::vector<std::string> checks = [] {
+        std::vector<std::string> names;
+        for (const auto& workload : kWorkloads) {
+            for (const auto& check : kProbeChecks) names.push_back(workload + "-" + check);
+        }
+        return names;
+    }();
+    return checks;
+}
+
+std::string defaultGateTarget() { return (dataDir() / "fixtures/targets/frame_cycle_461.py").string(); }
+
+Report runGate(const GateOptions& options) {
+    const std::string targetName = options.target.empty() ? defaultGateTarget() : options.target;
+    nlohmann::json target = resolveTarget(targetName);
+    nlohmann::json reference = resolveTarget("reference");
+    std::vector<std::string> selected = selectChecks(options.checks);
+    python::Environment env = python::queryEnvironment(options.python.value_or(python::buildPythonExecutable()));
+    const bool targetIsReference = target.value("module", "") == reference.at("module");
+
+    Report report;
+    report.command = "gate";
+    report.pythonVersion = env.version;
+    report.pythonExecutable = env.executable;
+    for (const auto& workload : kWorkloads) {
+        bool wanted = std::any_of(selected.begin(), selected.end(),
+                                  [&](const std::string& check) { return check.starts_with(workload + "-"); });
+        if (!wanted) continue;
+        std::map<std::string, WorkloadResult> byRole;
+        for (const char* role : {"target", "reference"}) {
+            if (std::string(role) == "reference" && targetIsReference) continue;
+            const nlohmann::json& subject = std::string(role) == "target" ? target : reference;
+            worker::WorkerRequest request;
+            request.spec = {{"workload", workload},
+                            {"subject", subject.at("name")},
+                            {"target", subject},
+                            {"role", role},
+                            {"sentinel_bytes", options.sentinelBytes},
+                            {"environment", env},
+                            {"argv", {"leakgate-gate"}}};
+            request.timeout = options.timeout;
+            request.forwardOutput = options.forwardOutput;
+            WorkloadResult result = worker::runInWorker(request);
+            result.role = role;
+            // Keep the selected checks; a worker that died owes each of them an `error`.
+            std::erase_if(result.checks, [&](const CheckResult& check) { return !isSelected(selected, check.name); });
+            for (const auto& check : kProbeChecks) {
+                std::string name = workload + "-" + check;
+                bool decided = std::any_of(result.checks.begin(), result.checks.end(),
+                                           [&](const CheckResult& c) { return c.name == name; });
+                if (!decided && isSelected(selected, name)) {
+                    result.checks.push_back({name, Status::kError, result.error ? result.error->message : "not run"});
+                }
+            }
+            std::stable_sort(result.checks.begin(), result.checks.end(), [](const CheckResult& a, const CheckResult& b) {
+                auto rank = [](const std::string& name) {
+                    return std::find(gateChecks().begin(), gateChecks().end(), name) - gateChecks().begin();
+                };
+                return rank(a.name) < rank(b.name);
+            });
+            byRole.emplace(role, std::move(result));
+        }
+        auto referenceResult = byRole.find("reference");
+        if (!targetIsReference) {
+            compareWithReference(byRole.at("target"),
+                                 referenceResult == byRole.end() ? nullptr : &referenceResult->second);
+        }
+        report.results.push_back(std::move(byRole.at("target")));
+        if (referenceResult != byRole.end()) report.results.push_back(std::move(referenceResult->second));
+    }
+    return report;
+}
+
+}  // namespace leakgate

@@ -1,0 +1,132 @@
+// The gate's workloads on a target's decorators: `decorate` (kernels and jit functions defined in
+// frames that hold sentinels, at depths 1 to 3, plus a lazily imported kernel module) and
+// `import` (the target itself imported inside such a frame). The Python half lives in
+// decorate_harness.py; this half loads it, runs it between the probes and reports.
+#include "lib/workloads/workload.h"
+
+#include "lib/data_dir.h"
+#include "lib/errors.h"
+
+#include <pybind11/pybind11.h>
+
+#include <fmt/format.h>
+
+#include <fstream>
+#include <sstream>
+
+namespace leakgate::workloads {
+namespace {
+
+namespace py = pybind11;
+
+// Loads the harness under a "<leakgate:..." file name, so its frames are known as leakgate's own.
+py::module_ loadHarness() {
+    auto path = dataDir() / "lib/workloads/decorate_harness.py";
+    std::ifstream in(path);
+    if (!in) throw EnvironmentError(fmt::format("cannot read {}", path.string()));
+    std::stringstream source;
+    source << in.rdbuf();
+    py::module_ sys = py::module_::import("sys");
+    py::list(sys.attr("path")).insert(0, (dataDir() / "lib/reference").string());
+    py::module_ harness = py::reinterpret_steal<py::module_>(PyModule_New("_leakgate_harness"));
+    py::object code = py::module_::import("builtins").attr("compile")(source.str(), "<leakgate:harness>", "exec");
+    py::dict scope = harness.attr("__dict__");
+    scope["__builtins__"] = py::module_::import("builtins");
+    py::module_::import("builtins").attr("exec")(code, scope);
+    sys.attr("modules")["_leakgate_harness"] = harness;
+    return harness;
+}
+
+py::dict targetSpec(const nlohmann::json& spec) {
+    py::dict target;
+    const auto& json = spec.at("target");
+    if (json.contains("path")) target["path"] = json.at("path").get<std::string>();
+    if (json.contains("module")) target["module"] = json.at("module").get<std::string>();
+    return target;
+}
+
+WorkloadResult newResult(const nlohmann::json& spec, const char* workload) {
+    WorkloadResult result;
+    result.workload = workload;
+    result.subject = spec.at("target").at("name").get<std::string>();
+    result.role = spec.value("role", "target");
+    return result;
+}
+
+// The target's own exceptions: (case, "Type: message", traceback) from the harness.
+void reportTargetErrors(WorkloadResult& result, const py::list& errors, const char* during) {
+    if (errors.empty()) return;
+    std::string tracebacks;
+    for (py::handle error : errors) tracebacks += error[py::int_(2)].cast<std::string>();
+    py::handle first = errors[0];
+    result.error = WorkloadError{fmt::format("the target raised {} in {} case{}; first, {}: {}", during, errors.size(),
+                                             errors.size() == 1 ? "" : "s", first[py::int_(0)].cast<std::string>(),
+                                             first[py::int_(1)].cast<std::string>()),
+                                 std::nullopt, tracebacks};
+}
+
+probes::ProbeList gateProbes() {
+    probes::ProbeList probes;
+    probes.push_back(probes::makeGcGuardProbe());
+    probes.push_back(probes::makeSentinelProbe());
+    probes.push_back(probes::makeFrameCycleProbe());
+    probes.push_back(probes::makeRetainedFrameProbe());
+    return probes;
+}
+
+}  // namespace
+
+WorkloadResult runDecorate(const nlohmann::json& spec) {
+    WorkloadResult result = newResult(spec, "decorate");
+    py::module_ harness = loadHarness();
+    py::module_ shutil = py::module_::import("shutil");
+    py::object directory = py::module_::import("tempfile").attr("mkdtemp")("", "leakgate-lazy-");
+    py::object dsl;
+    py::list forms;
+    try {
+        py::tuple prepared = harness.attr("prepare_decorate")(targetSpec(spec), directory);
+        dsl = prepared[0];
+        forms = prepared[1];
+        py::list missing = prepared[2];
+        if (!missing.empty()) result.details["missing_decorators"] = missing.cast<std::vector<std::string>>();
+    } catch (py::error_already_set& error) {
+        shutil.attr("rmtree")(directory, true);
+        result.error = WorkloadError{fmt::format("the target could not be imported: {}", error.what()), std::nullopt, ""};
+        return result;
+    }
+    if (forms.empty()) {
+        shutil.attr("rmtree")(directory, true);
+        throw UsageError(fmt::format("target `{}` defines neither `kernel` nor `jit` (see the target protocol)",
+                                     result.subject));
+    }
+    const std::int64_t sentinelBytes = spec.value("sentinel_bytes", std::int64_t{8} << 20);
+    py::list depths;
+    for (int depth = 1; depth <= 3; ++depth) depths.append(depth);
+    auto probes = gateProbes();
+    measure(
+        result, probes,
+        [&] {
+            py::list errors = harness.attr("run_decorate")(dsl, forms, depths, sentinelBytes, directory);
+            reportTargetErrors(result, errors, "while decorating");
+        },
+        "decorate-");
+    shutil.attr("rmtree")(directory, true);
+    return result;
+}
+
+WorkloadResult runImport(const nlohmann::json& spec) {
+    WorkloadResult result = newResult(spec, "import");
+    py::module_ harness = loadHarness();
+    const std::int64_t sentinelBytes = spec.value("sentinel_bytes", std::int64_t{8} << 20);
+    auto probes = gateProbes();
+    measure(
+        result, probes,
+        [&] {
+            py::list errors = harness.attr("run_import")(targetSpec(spec), sentinelBytes);
+            reportTargetErrors(result, errors, "on import");
+        },
+        "import-");
+    return result;
+}
+
+}  // namespace leakgate::workloads

@@ -1,0 +1,97 @@
+#include "probes/sentinel_probe.h"
+
+#include "lib/errors.h"
+#include "lib/report_text.h"
+#include "probes/probe.h"
+
+#include <fmt/format.h>
+
+#include <map>
+#include <unordered_set>
+
+namespace leakgate::probes {
+namespace {
+
+bool isAlive(const TrackedSentinel& sentinel) { return python::weakrefIsAlive(sentinel.weakref.get()); }
+
+class SentinelProbe final : public Probe {
+  public:
+    std::string_view name() const override { return "sentinels"; }
+
+    void before() override { sentinelRegistry().clear(); }
+
+    void afterReturn(WorkloadResult&) override {
+        for (auto& sentinel : sentinelRegistry()) sentinel.aliveAfterReturn = isAlive(sentinel);
+    }
+
+    void inGarbage(std::span<PyObject* const> garbage, WorkloadResult&) override {
+        // The collector cleared the weakrefs of what it found unreachable before saving it, so
+        // find the sentinels in gc.garbage by identity.
+        std::unordered_set<PyObject*> saved(garbage.begin(), garbage.end());
+        for (auto& sentinel : sentinelRegistry()) {
+            sentinel.inSavedGarbage = sentinel.aliveAfterReturn && saved.count(sentinel.identity) > 0;
+        }
+    }
+
+    void afterCollection(WorkloadResult& result) override {
+        std::map<std::string, int> counts;
+        std::map<std::string, std::int64_t> pinned;  // per payload kind
+        std::int64_t pinnedTotal = 0;
+        for (auto& sentinel : sentinelRegistry()) {
+            sentinel.aliveAfterCollection = isAlive(sentinel);
+            std::string verdict = !sentinel.aliveAfterReturn      ? "freed-by-refcount"
+                                  : sentinel.aliveAfterCollection ? "never-freed"
+                                                                  : "freed-by-gc-only";
+            ++counts[verdict];
+            if (verdict != "freed-by-refcount") {
+                pinned[sentinel.kind] += sentinel.bytes;
+                pinnedTotal += sentinel.bytes;
+            }
+            result.sentinels.push_back({sentinel.label, sentinel.kind, sentinel.bytes, verdict});
+        }
+        for (const auto& [kind, bytes] : pinned) result.details["pinned_sentinel_bytes"][kind] = bytes;
+        size_t total = sentinelRegistry().size();
+        sentinelRegistry().clear();
+        if (total == 0) {
+            result.checks.push_back({"sentinels", Status::kSkip, "the workload placed no sentinel", std::nullopt});
+            return;
+        }
+        int freedByRefcount = counts["freed-by-refcount"];
+        if (freedByRefcount == static_cast<int>(total)) {
+            result.checks.push_back({"sentinels", Status::kPass,
+                                     fmt::format("{} sentinel{} freed by reference counting", total == 1 ? "the" : fmt::format("all {}", total), total == 1 ? "" : "s"), 0});
+            return;
+        }
+        std::vector<std::string> parts;
+        if (int n = counts["never-freed"]) parts.push_back(fmt::format("{} never-freed", n));
+        if (int n = counts["freed-by-gc-only"]) parts.push_back(fmt::format("{} freed-by-gc-only", n));
+        result.checks.push_back(
+            {"sentinels", Status::kFail,
+             fmt::format("{} of {} sentinels outlived their frames ({}): {} pinned until {}", total - freedByRefcount,
+                         total, fmt::join(parts, ", "), humanBytes(pinnedTotal),
+                         counts["never-freed"] ? "the process ends" : "gc.collect()"),
+             pinnedTotal});
+    }
+};
+
+}  // namespace
+
+std::vector<TrackedSentinel>& sentinelRegistry() {
+    static std::vector<TrackedSentinel> registry;
+    return registry;
+}
+
+void trackSentinel(PyObject* sentinel, std::string label, std::string kind, std::int64_t bytes) {
+    TrackedSentinel tracked;
+    tracked.label = std::move(label);
+    tracked.kind = std::move(kind);
+    tracked.bytes = bytes;
+    tracked.weakref = python::own(PyWeakref_NewRef(sentinel, nullptr));
+    if (!tracked.weakref) throw PythonError("a sentinel must support weak references");
+    tracked.identity = sentinel;
+    sentinelRegistry().push_back(std::move(tracked));
+}
+
+std::unique_ptr<Probe> makeSentinelProbe() { return std::make_unique<SentinelProbe>(); }
+
+}  // namespace leakgate::probes

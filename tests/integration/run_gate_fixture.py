@@ -1,0 +1,120 @@
+#!/usr/bin/env python3
+"""Runs `leakgate gate` on a target and checks the expectations written in it.
+
+    run_gate_fixture.py --leakgate BUILD/leakgate TARGET [--expect "exit=0 ..."]
+
+TARGET is a path or a built-in target name. Expectations come from the target's
+`# expect: key=value ...` lines, or from --expect for built-in targets:
+  exit=N        leakgate's exit code
+  check=NAME    that check of the target fails when exit=1, passes when exit=0
+  verdict=V     every sentinel of the target's decorate workload has verdict V
+  culprit=Q     some finding's culprit frame is Q (3.10 has no qualified names:
+                only the last dotted part is compared there)
+  local=NAME    that finding's `locals` include NAME
+  error=W       the target's workload W is an `error` result (may repeat)
+  ok=W          the target's workload W is not an `error` result (may repeat)
+Exit status: 0 pass, 1 mismatch, 77 skip (no leakgate binary).
+"""
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+
+def read_expectations(target, extra):
+    tokens = list(extra.split()) if extra else []
+    if os.path.isfile(target):
+        with open(target, encoding="utf-8") as source:
+            for line in source:
+                if line.startswith("# expect:"):
+                    tokens += line[len("# expect:"):].split()
+    expect = {"error": [], "ok": []}
+    for token in tokens:
+        key, _, value = token.partition("=")
+        if key not in {"exit", "check", "verdict", "culprit", "local", "error", "ok"} or not value:
+            raise SystemExit(f"unknown expectation {token!r}")
+        if key in ("error", "ok"):
+            expect[key].append(value)
+        else:
+            expect[key] = value
+    if "exit" not in expect:
+        raise SystemExit(f"{target}: no `# expect: exit=N` line (a test must be able to fail)")
+    return expect
+
+
+def same_function(found, wanted, python_version):
+    if python_version < (3, 11):
+        return found.split(".")[-1] == wanted.split(".")[-1]
+    return found == wanted
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--leakgate", required=True)
+    parser.add_argument("--expect", default="")
+    parser.add_argument("target")
+    args = parser.parse_args()
+    if not os.access(args.leakgate, os.X_OK):
+        print(f"skip: no leakgate binary at {args.leakgate}")
+        return 77
+    expect = read_expectations(args.target, args.expect)
+
+    with tempfile.TemporaryDirectory(prefix="leakgate-gate-test-") as tmp:
+        report_path = os.path.join(tmp, "report.json")
+        command = [args.leakgate, "gate", "--quiet", "--target", args.target, "--json", report_path]
+        run = subprocess.run(command, capture_output=True, text=True, timeout=600)
+        if not os.path.exists(report_path):
+            print(f"FAIL: no JSON report from {' '.join(command)} (exit {run.returncode})\n{run.stderr}")
+            return 1
+        with open(report_path, encoding="utf-8") as report_file:
+            report = json.load(report_file)
+
+    problems = []
+    version = tuple(int(part) for part in report["python"]["version"].split(".")[:2])
+    if report["schema"] != "leakgate/1" or report["command"] != "gate":
+        problems.append(f"unexpected schema/command: {report['schema']} {report['command']}")
+    if run.returncode != int(expect["exit"]) or report["exit_code"] != run.returncode:
+        problems.append(f"exit: expected {expect['exit']}, got {run.returncode} (JSON says {report['exit_code']})")
+    targets = [result for result in report["results"] if result["role"] == "target"]
+    checks = {check["name"]: check for result in targets for check in result["checks"]}
+    if "check" in expect:
+        wanted = "fail" if expect["exit"] == "1" else "pass"
+        check = checks.get(expect["check"])
+        if check is None or check["status"] != wanted:
+            problems.append(f"check {expect['check']}: expected {wanted}, got {check}")
+    if "verdict" in expect:
+        sentinels = [s for r in targets if r["workload"] == "decorate" for s in r["sentinels"]]
+        wrong = [s for s in sentinels if s["verdict"] != expect["verdict"]]
+        if not sentinels or wrong:
+            problems.append(f"verdict: expected every sentinel {expect['verdict']}; "
+                            f"{len(sentinels)} sentinels, differing: {wrong[:3]}")
+    if "culprit" in expect:
+        findings = [f for r in targets for f in r["findings"]]
+        matching = [f for f in findings
+                    if f["frames"] and same_function(f["frames"][0]["function"], expect["culprit"], version)
+                    and ("local" not in expect or expect["local"] in f["locals"])]
+        if not matching:
+            problems.append(f"no finding with culprit {expect['culprit']} and local {expect.get('local')}: "
+                            f"{[(f['frames'][:1], f['locals']) for f in findings]}")
+    status = {result["workload"]: result["status"] for result in targets}
+    for workload in expect["error"]:
+        if status.get(workload) != "error":
+            problems.append(f"workload {workload}: expected an error result, got {status.get(workload)}")
+    for workload in expect["ok"]:
+        if status.get(workload) != "ok":
+            problems.append(f"workload {workload}: expected an ok result, got {status.get(workload)}")
+    if problems:
+        print(f"FAIL {args.target}")
+        for problem in problems:
+            print("  " + problem)
+        print(run.stderr[-4000:])
+        return 1
+    print(f"ok {args.target}: {expect}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -28,13 +28,15 @@ struct OutputOptions {
 };
 
 int emit(const Report& report, const OutputOptions& output) {
-    if (!output.json.empty()) writeOutputFile(output.json, formatJson(report));
     if (!output.quiet) {
         // Machine output on stdout is never mixed with the human report.
         FILE* stream = output.json == "-" ? stderr : stdout;
         bool color = !output.noColor && std::getenv("NO_COLOR") == nullptr && ::isatty(::fileno(stream));
         std::fputs(formatText(report, {color}).c_str(), stream);
+        std::fflush(stream);
     }
+    // After the text: a JSON file that cannot be written must not cost the results.
+    if (!output.json.empty()) writeOutputFile(output.json, formatJson(report));
     return static_cast<int>(report.exitCode());
 }
 

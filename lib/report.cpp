@@ -41,6 +41,7 @@ ExitCode Report::exitCode() const {
 std::vector<const Finding*> Report::findings() const {
     std::vector<const Finding*> all;
     for (const auto& result : results) {
+        if (result.role != "target") continue;
         for (const auto& finding : result.findings) all.push_back(&finding);
     }
     return all;
@@ -68,7 +69,8 @@ void from_json(const json& in, PathStep& step) {
 
 void to_json(json& out, const Finding& finding) {
     out = json{{"kind", finding.kind},       {"summary", finding.summary},
-               {"frames", finding.frames},   {"locals", finding.locals},
+               {"frames", finding.frames},   {"harness_frames", finding.harnessFrames},
+               {"locals", finding.locals},
                {"path", finding.path},       {"root", finding.root},
                {"objects", finding.objects}, {"bytes", finding.bytes},
                {"fix", finding.fix}};
@@ -78,6 +80,7 @@ void from_json(const json& in, Finding& finding) {
     in.at("kind").get_to(finding.kind);
     in.at("summary").get_to(finding.summary);
     in.at("frames").get_to(finding.frames);
+    if (in.contains("harness_frames")) in.at("harness_frames").get_to(finding.harnessFrames);
     in.at("locals").get_to(finding.locals);
     in.at("path").get_to(finding.path);
     in.at("root").get_to(finding.root);

@@ -37,6 +37,7 @@ struct Finding {
     std::string kind;                  // "frame-cycle" or "retained-frame"
     std::string summary;               // one line: the culprit and what closes the cycle
     std::vector<FrameInfo> frames;     // culprit first, then the frames it pins through f_back
+    int harnessFrames = 0;             // leakgate's own frames in that chain, left out of `frames`
     std::vector<std::string> locals;   // variable names on the path that closes the cycle
     std::vector<PathStep> path;        // the labelled path (culprit back to itself, or root to frame)
     std::string root;                  // retained-frame: the live root the path starts from
@@ -95,6 +96,7 @@ struct Report {
     // Failures count only in target results (the reference is the baseline); errors count in
     // every result.
     ExitCode exitCode() const;
+    // The target's findings (the reference's stay in its results).
     std::vector<const Finding*> findings() const;
 };
 

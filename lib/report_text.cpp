@@ -39,8 +39,10 @@ void writeFinding(std::string& out, const TextOptions& options, const Finding& f
         out += fmt::format("  path:  {}\n", path);
     }
     if (!finding.frames.empty()) {
-        out += fmt::format("  pins {} frame{} through f_back (culprit first):\n", finding.frames.size(),
-                           finding.frames.size() == 1 ? "" : "s");
+        std::string hidden =
+            finding.harnessFrames ? fmt::format(", and {} of leakgate's own", finding.harnessFrames) : "";
+        out += fmt::format("  pins {} frame{} through f_back{} (culprit first):\n", finding.frames.size(),
+                           finding.frames.size() == 1 ? "" : "s", hidden);
         size_t width = 0;
         for (const auto& frame : finding.frames) width = std::max(width, frame.function.size());
         for (const auto& frame : finding.frames) {

@@ -43,15 +43,18 @@ int frameDepth(PyObject* frame) {
     return depth;
 }
 
-// The culprit first, then every frame it pins through f_back; leakgate's own frames left out.
-std::vector<FrameInfo> pinnedChain(PyObject* culprit) {
-    std::vector<FrameInfo> chain;
+// The culprit first, then every frame it pins through f_back; leakgate's own frames are only
+// counted.
+void setPinnedChain(Finding& finding, PyObject* culprit) {
     OwnedRef frame = own(Py_NewRef(culprit));
     while (frame) {
-        if (!isHarnessFrame(frame.get())) chain.push_back(frameInfo(frame.get()));
+        if (isHarnessFrame(frame.get())) {
+            ++finding.harnessFrames;
+        } else {
+            finding.frames.push_back(frameInfo(frame.get()));
+        }
         frame = python::frameBack(reinterpret_cast<PyFrameObject*>(frame.get()));
     }
-    return chain;
 }
 
 // Labels the node path [n0 .. nk], merging the steps a person reads as one: a closure cell
@@ -261,7 +264,7 @@ FrameCycles explainFrameCycles(const ObjectGraph& garbage, const Components& com
         PyObject* frame = garbage.object(culprit->frame);
         Finding finding;
         finding.kind = "frame-cycle";
-        finding.frames = pinnedChain(frame);
+        setPinnedChain(finding, frame);
         finding.path = labelPath(garbage, culprit->cycle);
         finding.locals = namesOnPath(finding.path);
         OwnedRef code = python::frameCode(reinterpret_cast<PyFrameObject*>(frame));
@@ -340,7 +343,7 @@ std::vector<Finding> explainRetainedFrames(const RetainedFrames& input) {
         Finding finding;
         finding.kind = "retained-frame";
         PyObject* object = heap.object(frame);
-        finding.frames = pinnedChain(object);
+        setPinnedChain(finding, object);
         finding.root = root ? input.nameRoot(heap.object(*root)) : "an unknown holder";
         finding.path = labelPath(heap, path);
         finding.locals = namesOnPath(finding.path);

@@ -1,0 +1,100 @@
+#!/usr/bin/env python3
+"""The CLI's contract: exit codes for bad usage, --python environments, machine output.
+
+    test_cli.py --leakgate BUILD/leakgate
+Runs with the Python the build embeds (the CTest entry passes it).
+"""
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+
+LEAKGATE = None
+HERE = os.path.dirname(os.path.abspath(__file__))
+FIXTURES = os.path.join(HERE, "..", "..", "fixtures")
+
+
+def leakgate(*args, **kwargs):
+    return subprocess.run([LEAKGATE, *args], capture_output=True, text=True, timeout=300, **kwargs)
+
+
+class UsageErrors(unittest.TestCase):
+    def test_a_missing_script_is_a_usage_error(self):
+        run = leakgate("scan", "--", "/nonexistent/script.py")
+        self.assertEqual(run.returncode, 2)
+        self.assertIn("leakgate: cannot read script", run.stderr)
+
+    def test_an_unknown_option_is_a_usage_error(self):
+        self.assertEqual(leakgate("scan", "--no-such-option", "--", "x.py").returncode, 2)
+
+    def test_an_unknown_target_or_check_is_a_usage_error(self):
+        run = leakgate("gate", "--target", "no-such-target")
+        self.assertEqual(run.returncode, 2)
+        self.assertIn("unknown target", run.stderr)
+        run = leakgate("gate", "--target", "reference", "--checks", "decorate-nonsense")
+        self.assertEqual(run.returncode, 2)
+        self.assertIn("unknown check", run.stderr)
+
+    def test_a_python_of_another_version_names_both_versions(self):
+        embedded = "%d.%d" % sys.version_info[:2]
+        others = [f"/root/.pyenv/versions/{v}" for v in ("3.10.13", "3.11.7", "3.12.1", "3.13.0")
+                  if not v.startswith(embedded + ".")]
+        other = next((p + "/bin/python3" for p in others if os.path.exists(p + "/bin/python3")), None)
+        if other is None:
+            self.skipTest("no CPython of another version on this machine")
+        run = leakgate("scan", "--python", other, "--", os.path.join(FIXTURES, "scan", "clean_sys_exit_zero.py"))
+        self.assertEqual(run.returncode, 2)
+        self.assertIn(f"embeds Python {embedded}", run.stderr)
+        self.assertRegex(run.stderr, r"is Python 3\.\d+\.\d+")
+
+
+class Environments(unittest.TestCase):
+    def test_python_runs_the_script_in_a_venv_with_its_site_packages(self):
+        with tempfile.TemporaryDirectory(prefix="leakgate-venv-") as tmp:
+            venv = os.path.join(tmp, "venv")
+            subprocess.run([sys.executable, "-m", "venv", "--without-pip", venv], check=True)
+            site = subprocess.run([os.path.join(venv, "bin", "python"), "-c",
+                                   "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                                  capture_output=True, text=True, check=True).stdout.strip()
+            with open(os.path.join(site, "only_in_this_venv.py"), "w") as module:
+                module.write("import sys\nMARKER = sys.prefix\n")
+            script = os.path.join(tmp, "uses_venv.py")
+            with open(script, "w") as out:
+                out.write("import only_in_this_venv, sys\n"
+                          "assert sys.prefix == only_in_this_venv.MARKER, sys.prefix\n"
+                          "print('venv prefix', sys.prefix)\n")
+            report = os.path.join(tmp, "report.json")
+            run = leakgate("scan", "--python", os.path.join(venv, "bin", "python"), "--json", report, "--", script)
+            self.assertEqual(run.returncode, 0, run.stderr)
+            self.assertIn(f"venv prefix {venv}", run.stderr)
+            without = leakgate("scan", "--", script)
+            self.assertEqual(without.returncode, 3, "the build's own environment lacks the venv's module")
+
+
+class MachineOutput(unittest.TestCase):
+    def test_json_on_stdout_is_the_only_thing_on_stdout(self):
+        run = leakgate("scan", "--json", "-", "--", os.path.join(FIXTURES, "scan", "leak_traceback_in_local.py"))
+        self.assertEqual(run.returncode, 1)
+        report = json.loads(run.stdout)
+        self.assertEqual(report["schema"], "leakgate/1")
+        self.assertIn("frame-cycle", run.stderr)  # the human report moved to stderr
+
+    def test_an_unwritable_json_path_writes_nothing_and_says_why(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            target = os.path.join(tmp, "missing-dir", "report.json")
+            run = leakgate("scan", "--json", target, "--", os.path.join(FIXTURES, "scan", "clean_sys_exit_zero.py"))
+            self.assertEqual(run.returncode, 3)
+            self.assertIn("cannot create", run.stderr)
+            self.assertFalse(os.path.exists(target))
+
+
+if __name__ == "__main__":
+    LEAKGATE = sys.argv.pop(sys.argv.index("--leakgate") + 1)
+    sys.argv.remove("--leakgate")
+    if not os.access(LEAKGATE, os.X_OK):
+        print("skip: no leakgate binary")
+        sys.exit(77)
+    unittest.main(verbosity=2)

@@ -1,0 +1,89 @@
+#include "probes/allocation_counter.h"
+
+#include "lib/check.h"
+
+#include <Python.h>
+
+#include <atomic>
+
+namespace leakgate::probes {
+namespace {
+
+struct Domain {
+    PyMemAllocatorDomain id;
+    PyMemAllocatorEx original;
+};
+Domain g_domains[] = {{PYMEM_DOMAIN_RAW, {}}, {PYMEM_DOMAIN_MEM, {}}, {PYMEM_DOMAIN_OBJ, {}}};
+
+std::atomic<bool> g_installed{false};
+std::atomic<bool> g_counting{false};
+std::atomic<std::uint64_t> g_allocations{0};
+std::atomic<std::uint64_t> g_frees{0};
+
+void countAllocation() {
+    if (g_counting.load(std::memory_order_relaxed)) g_allocations.fetch_add(1, std::memory_order_relaxed);
+}
+
+void countFree() {
+    if (g_counting.load(std::memory_order_relaxed)) g_frees.fetch_add(1, std::memory_order_relaxed);
+}
+
+void* countingMalloc(void* context, size_t size) {
+    auto* domain = static_cast<Domain*>(context);
+    void* block = domain->original.malloc(domain->original.ctx, size);
+    if (block) countAllocation();
+    return block;
+}
+
+void* countingCalloc(void* context, size_t count, size_t size) {
+    auto* domain = static_cast<Domain*>(context);
+    void* block = domain->original.calloc(domain->original.ctx, count, size);
+    if (block) countAllocation();
+    return block;
+}
+
+void* countingRealloc(void* context, void* old, size_t size) {
+    auto* domain = static_cast<Domain*>(context);
+    void* block = domain->original.realloc(domain->original.ctx, old, size);
+    if (block) {
+        // A realloc is an allocation (MEASURES.md); when it had a block, that block is gone, so
+        // it is a free too and net blocks do not move.
+        countAllocation();
+        if (old) countFree();
+    }
+    return block;
+}
+
+void countingFree(void* context, void* block) {
+    auto* domain = static_cast<Domain*>(context);
+    domain->original.free(domain->original.ctx, block);
+    if (block) countFree();
+}
+
+}  // namespace
+
+void AllocationCounter::install() {
+    if (g_installed.exchange(true)) return;
+    for (Domain& domain : g_domains) {
+        PyMem_GetAllocator(domain.id, &domain.original);
+        PyMemAllocatorEx counting{&domain, countingMalloc, countingCalloc, countingRealloc, countingFree};
+        PyMem_SetAllocator(domain.id, &counting);
+    }
+}
+
+bool AllocationCounter::installed() { return g_installed.load(); }
+
+void AllocationCounter::start() {
+    LEAKGATE_CHECK(g_installed.load());
+    LEAKGATE_CHECK(!g_counting.load());
+    g_allocations.store(0, std::memory_order_relaxed);
+    g_frees.store(0, std::memory_order_relaxed);
+    g_counting.store(true, std::memory_order_release);
+}
+
+AllocationCounts AllocationCounter::stop() {
+    g_counting.store(false, std::memory_order_release);
+    return {g_allocations.load(std::memory_order_relaxed), g_frees.load(std::memory_order_relaxed)};
+}
+
+}  // namespace leakgate::probes

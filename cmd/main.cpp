@@ -81,6 +81,13 @@ int run(int argc, char** argv) {
                             "Comma-separated checks or workloads to run (default: all; see the README)");
     gateCommand->add_option("--sentinel-mib", sentinelMiB, "Host payload of each sentinel, in MiB")
         ->check(CLI::NonNegativeNumber);
+    gateCommand->add_option("--soak-steps", gate.soakSteps, "Soak steps per target (default: run for --soak-seconds)")
+        ->check(CLI::NonNegativeNumber);
+    gateCommand->add_option("--soak-seconds", gate.soakSeconds, "Soak budget per target, in seconds (default 30)")
+        ->check(CLI::PositiveNumber);
+    gateCommand->add_option("--distinct-values", gate.distinctValues,
+                            "Distinct values the values workload packs to test boundedness (default 1000000)")
+        ->check(CLI::PositiveNumber);
 
     try {
         app.parse(argc, argv);

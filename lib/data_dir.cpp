@@ -10,7 +10,7 @@ namespace leakgate {
 
 std::filesystem::path dataDir() {
     namespace fs = std::filesystem;
-    auto holdsData = [](const fs::path& dir) { return fs::exists(dir / "lib/workloads/decorate_harness.py"); };
+    auto holdsData = [](const fs::path& dir) { return fs::exists(dir / "lib/workloads/harness.py"); };
     if (const char* env = std::getenv("LEAKGATE_DATA_DIR")) {
         if (!holdsData(env)) throw EnvironmentError(fmt::format("LEAKGATE_DATA_DIR={} holds no leakgate data", env));
         return env;

@@ -3,6 +3,7 @@
 #include "lib/data_dir.h"
 #include "lib/errors.h"
 #include "lib/python/environment.h"
+#include "lib/report_text.h"
 #include "lib/worker/worker_client.h"
 
 #include <fmt/format.h>
@@ -25,8 +26,25 @@ constexpr BuiltinTarget kBuiltinTargets[] = {
     {"reference", "leakgate_reference"},
 };
 
-const std::vector<std::string> kWorkloads = {"decorate", "import"};
-const std::vector<std::string> kProbeChecks = {"sentinels", "frame-cycle", "retained-frame"};
+// The gate's workloads and the checks each decides (named <workload>-<check>). `baseline`: the
+// reference runs in its own worker and the target is compared with it here; otherwise the
+// workload compares inside its worker (launch) or against absolute truth (values).
+struct GateWorkload {
+    std::string name;
+    std::vector<std::string> checks;
+    bool baseline;
+};
+const std::vector<GateWorkload> kWorkloads = {
+    {"decorate", {"sentinels", "frame-cycle", "retained-frame"}, true},
+    {"import", {"sentinels", "frame-cycle", "retained-frame"}, true},
+    {"launch", {"allocations", "net-blocks", "cyclic-garbage"}, false},
+    {"values", {"encoding", "bounded"}, false},
+    {"soak", {"growth"}, true},
+};
+
+// RSS growth per 1000 soak steps beyond the reference's that is a finding: well above the
+// jitter of the loop's own long-lived buffers (up to 64 MiB turning over).
+constexpr std::int64_t kSoakSlopeBudget = 512 * 1024;
 
 nlohmann::json resolveTarget(const std::string& target) {
     for (const auto& builtin : kBuiltinTargets) {
@@ -54,8 +72,10 @@ std::vector<std::string> selectChecks(const std::vector<std::string>& requested)
             }
         }
         if (!known) {
+            std::vector<std::string> workloads;
+            for (const auto& workload : kWorkloads) workloads.push_back(workload.name);
             throw UsageError(fmt::format("unknown check `{}`; the gate's checks are {} (or a workload: {})", name,
-                                         fmt::join(gateChecks(), ", "), fmt::join(kWorkloads, ", ")));
+                                         fmt::join(gateChecks(), ", "), fmt::join(workloads, ", ")));
         }
     }
     return selected;
@@ -65,10 +85,32 @@ bool isSelected(const std::vector<std::string>& selected, const std::string& che
     return std::find(selected.begin(), selected.end(), check) != selected.end();
 }
 
+// The soak's status comes from both slopes: growth is a finding only beyond the reference's.
+void decideSoak(WorkloadResult& target, const WorkloadResult* reference) {
+    for (auto& check : target.checks) {
+        if (check.name != "soak-growth" || check.status != Status::kPass || !check.amount) continue;
+        std::int64_t baseline = 0;
+        std::string against = "no reference";
+        if (reference) {
+            for (const auto& other : reference->checks) {
+                if (other.name == check.name && other.amount) {
+                    baseline = *other.amount;
+                    against = fmt::format("the reference: {} per 1000 steps", humanBytes(baseline));
+                }
+            }
+        }
+        bool grows = *check.amount - baseline > kSoakSlopeBudget;
+        check.status = grows ? Status::kFail : Status::kPass;
+        check.reason = fmt::format("{} ({}; budget {} per 1000 steps beyond it)", check.reason, against,
+                                   humanBytes(kSoakSlopeBudget));
+    }
+}
+
 // A target's failure stands only where it retains more than the reference in the same run:
 // what the reference retains too is the interpreter's doing, not the target's.
 void compareWithReference(WorkloadResult& target, const WorkloadResult* reference) {
     for (auto& check : target.checks) {
+        if (check.name == "soak-growth") continue;  // decided by decideSoak
         if (check.status != Status::kFail) continue;
         if (!reference || !reference->ok()) {
             check.reason += " (no reference baseline: the reference run errored)";
@@ -91,7 +133,7 @@ const std::vector<std::string>& gateChecks() {
     static const std::vector<std::string> checks = [] {
         std::vector<std::string> names;
         for (const auto& workload : kWorkloads) {
-            for (const auto& check : kProbeChecks) names.push_back(workload + "-" + check);
+            for (const auto& check : workload.checks) names.push_back(workload.name + "-" + check);
         }
         return names;
     }();
@@ -112,13 +154,13 @@ Report runGate(const GateOptions& options) {
     report.command = "gate";
     report.pythonVersion = env.version;
     report.pythonExecutable = env.executable;
-    for (const auto& workload : kWorkloads) {
+    for (const auto& [workload, workloadChecks, baseline] : kWorkloads) {
         bool wanted = std::any_of(selected.begin(), selected.end(),
                                   [&](const std::string& check) { return check.starts_with(workload + "-"); });
         if (!wanted) continue;
         std::map<std::string, WorkloadResult> byRole;
         for (const char* role : {"target", "reference"}) {
-            if (std::string(role) == "reference" && targetIsReference) continue;
+            if (std::string(role) == "reference" && (targetIsReference || !baseline)) continue;
             const nlohmann::json& subject = std::string(role) == "target" ? target : reference;
             worker::WorkerRequest request;
             request.spec = {{"workload", workload},
@@ -126,6 +168,9 @@ Report runGate(const GateOptions& options) {
                             {"target", subject},
                             {"role", role},
                             {"sentinel_bytes", options.sentinelBytes},
+                            {"soak_steps", options.soakSteps},
+                            {"soak_seconds", options.soakSeconds},
+                            {"distinct_values", options.distinctValues},
                             {"environment", env},
                             {"argv", {"leakgate-gate"}}};
             request.timeout = options.timeout;
@@ -134,7 +179,7 @@ Report runGate(const GateOptions& options) {
             result.role = role;
             // Keep the selected checks; a worker that died owes each of them an `error`.
             std::erase_if(result.checks, [&](const CheckResult& check) { return !isSelected(selected, check.name); });
-            for (const auto& check : kProbeChecks) {
+            for (const auto& check : workloadChecks) {
                 std::string name = workload + "-" + check;
                 bool decided = std::any_of(result.checks.begin(), result.checks.end(),
                                            [&](const CheckResult& c) { return c.name == name; });
@@ -151,7 +196,8 @@ Report runGate(const GateOptions& options) {
             byRole.emplace(role, std::move(result));
         }
         auto referenceResult = byRole.find("reference");
-        if (!targetIsReference) {
+        decideSoak(byRole.at("target"), referenceResult == byRole.end() ? nullptr : &referenceResult->second);
+        if (!targetIsReference && baseline) {
             compareWithReference(byRole.at("target"),
                                  referenceResult == byRole.end() ? nullptr : &referenceResult->second);
         }

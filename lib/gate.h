@@ -1,6 +1,6 @@
-// `leakgate gate`: the release gate. Runs the decorate and import workloads on a target and on
-// leakgate's reference runtime, each in its own worker, and fails a check when the target
-// retains what the reference does not.
+// `leakgate gate`: the release gate. Runs the workloads (decorate, import, launch, values, soak)
+// on a target, and where a baseline is needed on leakgate's reference runtime, each in its own
+// worker; a check fails when the target retains what the reference does not.
 #pragma once
 
 #include "lib/report.h"
@@ -19,6 +19,9 @@ struct GateOptions {
     std::optional<std::string> python;      // --python
     std::chrono::seconds timeout{300};      // per worker
     std::int64_t sentinelBytes = 8 << 20;   // host payload of each sentinel
+    std::int64_t soakSteps = 0;             // 0: run for soakSeconds
+    double soakSeconds = 30;                // per target
+    std::int64_t distinctValues = 1'000'000;  // the values workload's stream of distinct values
     bool forwardOutput = true;
 };
 

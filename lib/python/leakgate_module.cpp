@@ -1,10 +1,13 @@
 #include "lib/python/leakgate_module.h"
 
+#include "probes/allocation_counter.h"
 #include "probes/sentinel_probe.h"
 
 #include <pybind11/embed.h>
 
 #include <cstring>
+#include <fstream>
+#include <unistd.h>
 #include <memory>
 #include <string>
 
@@ -53,6 +56,34 @@ PYBIND11_EMBEDDED_MODULE(_leakgate, module) {
         },
         py::arg("label"), py::arg("nbytes"),
         "Make a host sentinel owning `nbytes` bytes; leakgate reports its verdict after the workload.");
+    module.def(
+        "measure_calls",
+        [](py::handle callable, std::int64_t calls) {
+            // The loop is C, so the counts are the callable's own, not a Python loop's.
+            probes::AllocationCounter::install();
+            probes::AllocationCounter::start();
+            for (std::int64_t i = 0; i < calls; ++i) {
+                PyObject* result = PyObject_CallNoArgs(callable.ptr());
+                if (!result) {
+                    probes::AllocationCounter::stop();
+                    throw py::error_already_set();
+                }
+                Py_DECREF(result);
+            }
+            probes::AllocationCounts counts = probes::AllocationCounter::stop();
+            return py::make_tuple(counts.allocations, counts.frees);
+        },
+        py::arg("callable"), py::arg("calls"),
+        "Call `callable()` `calls` times; return (allocations, frees) made by CPython's allocators meanwhile.");
+    module.def(
+        "rss_bytes",
+        []() {
+            std::ifstream statm("/proc/self/statm");
+            long long pages = 0, resident = 0;
+            statm >> pages >> resident;
+            return resident * static_cast<long long>(::sysconf(_SC_PAGESIZE));
+        },
+        "The worker's resident set size, from /proc/self/statm.");
 }
 
 void registerLeakgateModule() {

@@ -233,6 +233,41 @@ Footprint footprint(const ObjectGraph& graph, std::span<const NodeId> sources, c
     return total;
 }
 
+std::vector<CycleShape> describeCycles(const ObjectGraph& garbage, const Components& components, size_t limit) {
+    std::map<std::string, CycleShape> shapes;
+    std::map<std::string, ComponentId> examples;
+    for (ComponentId component = 0; component < components.count(); ++component) {
+        if (!components.isCyclic(garbage, component)) continue;
+        std::vector<std::string> names;
+        for (NodeId node : components.members(component)) names.push_back(Py_TYPE(garbage.object(node))->tp_name);
+        std::sort(names.begin(), names.end());
+        names.erase(std::unique(names.begin(), names.end()), names.end());
+        std::string key = fmt::format("{}", fmt::join(names, ", "));
+        CycleShape& shape = shapes[key];
+        shape.types = key;
+        ++shape.count;
+        shape.objects += static_cast<std::int64_t>(components.members(component).size());
+        examples.emplace(key, component);
+    }
+    std::vector<CycleShape> ordered;
+    for (auto& [key, shape] : shapes) ordered.push_back(shape);
+    std::stable_sort(ordered.begin(), ordered.end(),
+                     [](const CycleShape& a, const CycleShape& b) { return a.count > b.count; });
+    if (ordered.size() > limit) ordered.resize(limit);
+    for (CycleShape& shape : ordered) {
+        ComponentId component = examples.at(shape.types);
+        NodeId first = components.members(component)[0];
+        for (NodeId next : garbage.successors(first)) {
+            if (components.of(next) != component) continue;
+            auto cycle = pathWithin(garbage, components, first, next, first);
+            if (cycle.empty()) continue;
+            shape.cycle = labelPath(garbage, cycle);
+            break;
+        }
+    }
+    return ordered;
+}
+
 std::string fixFor(const Finding& finding) {
     bool throughException = std::any_of(finding.path.begin(), finding.path.end(), [](const PathStep& step) {
         return step.kind == "__traceback__" || step.kind == "tb_frame" || step.kind == "tb_next";

@@ -1,57 +1,22 @@
 // The gate's workloads on a target's decorators: `decorate` (kernels and jit functions defined in
 // frames that hold sentinels, at depths 1 to 3, plus a lazily imported kernel module) and
 // `import` (the target itself imported inside such a frame). The Python half lives in
-// decorate_harness.py; this half loads it, runs it between the probes and reports.
+// harness.py; this half loads it, runs it between the probes and reports.
 #include "lib/workloads/workload.h"
 
-#include "lib/data_dir.h"
+#include "lib/workloads/harness_loader.h"
+
 #include "lib/errors.h"
 
 #include <pybind11/pybind11.h>
 
 #include <fmt/format.h>
 
-#include <fstream>
-#include <sstream>
 
 namespace leakgate::workloads {
 namespace {
 
 namespace py = pybind11;
-
-// Loads the harness under a "<leakgate:..." file name, so its frames are known as leakgate's own.
-py::module_ loadHarness() {
-    auto path = dataDir() / "lib/workloads/decorate_harness.py";
-    std::ifstream in(path);
-    if (!in) throw EnvironmentError(fmt::format("cannot read {}", path.string()));
-    std::stringstream source;
-    source << in.rdbuf();
-    py::module_ sys = py::module_::import("sys");
-    py::list(sys.attr("path")).insert(0, (dataDir() / "lib/reference").string());
-    py::module_ harness = py::reinterpret_steal<py::module_>(PyModule_New("_leakgate_harness"));
-    py::object code = py::module_::import("builtins").attr("compile")(source.str(), "<leakgate:harness>", "exec");
-    py::dict scope = harness.attr("__dict__");
-    scope["__builtins__"] = py::module_::import("builtins");
-    py::module_::import("builtins").attr("exec")(code, scope);
-    sys.attr("modules")["_leakgate_harness"] = harness;
-    return harness;
-}
-
-py::dict targetSpec(const nlohmann::json& spec) {
-    py::dict target;
-    const auto& json = spec.at("target");
-    if (json.contains("path")) target["path"] = json.at("path").get<std::string>();
-    if (json.contains("module")) target["module"] = json.at("module").get<std::string>();
-    return target;
-}
-
-WorkloadResult newResult(const nlohmann::json& spec, const char* workload) {
-    WorkloadResult result;
-    result.workload = workload;
-    result.subject = spec.at("target").at("name").get<std::string>();
-    result.role = spec.value("role", "target");
-    return result;
-}
 
 // The target's own exceptions: (case, "Type: message", traceback) from the harness.
 void reportTargetErrors(WorkloadResult& result, const py::list& errors, const char* during) {

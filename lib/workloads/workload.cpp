@@ -71,6 +71,9 @@ WorkloadResult run(const nlohmann::json& spec) {
     if (workload == "scan") return runScript(spec);
     if (workload == "decorate") return runDecorate(spec);
     if (workload == "import") return runImport(spec);
+    if (workload == "launch") return runLaunch(spec);
+    if (workload == "values") return runValues(spec);
+    if (workload == "soak") return runSoak(spec);
     throw UsageError(fmt::format("unknown workload `{}`", workload));
 }
 

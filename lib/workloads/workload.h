@@ -26,6 +26,12 @@ WorkloadResult runScript(const nlohmann::json& spec);
 WorkloadResult runDecorate(const nlohmann::json& spec);
 WorkloadResult runImport(const nlohmann::json& spec);
 
+// The launch path (lib/workloads/launch.cpp). Spec keys: target, role; launch: calls, runs,
+// warmup; values: distinct_values; soak: soak_steps, soak_seconds, soak_sample_every.
+WorkloadResult runLaunch(const nlohmann::json& spec);
+WorkloadResult runValues(const nlohmann::json& spec);
+WorkloadResult runSoak(const nlohmann::json& spec);
+
 // Dispatches on spec["workload"].
 WorkloadResult run(const nlohmann::json& spec);
 

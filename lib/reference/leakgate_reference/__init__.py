@@ -67,6 +67,7 @@ __all__ = [
     "jit_options",
     "kernel",
     "kernel_options",
+    "scalar_types",
 ]
 
 
@@ -199,3 +200,17 @@ kernel = DSL.kernel
 jit = DSL.jit
 kernel_options: dict[str, Any] = {"max_threads": 128}
 jit_options: dict[str, Any] = {"preprocess": False}
+
+
+def __getattr__(name: str) -> Any:
+    """``scalar_types`` (the launch extension of the target protocol), loaded on first use.
+
+    The scalars module imports ctypes, whose import leaves cyclic garbage of
+    its own under ``gc.disable()``; loading it lazily keeps importing this
+    package as light as before. See ``leakgate_reference.scalars``.
+    """
+    if name == "scalar_types":
+        from .scalars import scalar_types
+
+        return scalar_types
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -146,3 +146,109 @@ def run_import(spec, nbytes):
     errors = []
     _attempt(errors, "import", lambda: _hold(1, "import", nbytes, lambda: load_target(spec)))
     return errors
+
+
+# --- The launch path: packing scalar kernel arguments -------------------------------------------
+# The target protocol's launch extension: `scalar_types`, a dict from type names (Int8 ... Float64)
+# to classes T such that `T(v).__c_pointers__()` returns a list of ctypes.c_void_p, each the
+# address of the packed value.
+
+REFERENCE_MODULE = "leakgate_reference"
+
+SIGNED_VALUES = (0, 1, 7, -3, 1000)
+UNSIGNED_VALUES = (0, 1, 7, 200, 1000)
+BOOLEAN_VALUES = (True, False)
+FLOAT_VALUES = (0.0, 1.5, -2.25, 0.001)
+
+
+def scalar_types_of(module):
+    return dict(getattr(module, "scalar_types", None) or {})
+
+
+def prepare_launch(spec):
+    """The target's and the reference's scalar types, by name."""
+    target = scalar_types_of(load_target(spec))
+    reference = scalar_types_of(importlib.import_module(REFERENCE_MODULE))
+    return target, reference
+
+
+def representative_values(name):
+    if name == "Boolean":
+        return BOOLEAN_VALUES
+    if name.startswith("Int"):
+        return SIGNED_VALUES
+    if name.startswith("Uint"):
+        return UNSIGNED_VALUES
+    return FLOAT_VALUES
+
+
+def launch_calls(scalar_type, value):
+    """Two callables: construction and packing, as a launch does it; and packing alone."""
+    existing = scalar_type(value)
+    return (lambda: scalar_type(value).__c_pointers__()), existing.__c_pointers__
+
+
+def top_allocation_sites(call, calls, limit=3):
+    """Where `call` allocates: the results are kept alive so that tracemalloc sees them."""
+    import tracemalloc
+
+    tracemalloc.start(1)
+    try:
+        before = tracemalloc.take_snapshot()
+        kept = [call() for _ in range(calls)]
+        after = tracemalloc.take_snapshot()
+    finally:
+        tracemalloc.stop()
+    ignore = (tracemalloc.Filter(False, "<leakgate:*"), tracemalloc.Filter(False, tracemalloc.__file__))
+    stats = after.filter_traces(ignore).compare_to(before.filter_traces(ignore), "lineno")
+    del kept
+    sites = []
+    for stat in stats[:limit]:
+        if stat.count_diff <= 0:
+            continue
+        frame = stat.traceback[0]
+        sites.append((frame.filename, frame.lineno, stat.count_diff / calls, stat.size_diff / calls))
+    return sites
+
+
+def pack_bytes(scalar_type, value, nbytes):
+    """The bytes behind the first pointer `T(value).__c_pointers__()` returns."""
+    import ctypes
+
+    pointers = scalar_type(value).__c_pointers__()
+    address = pointers[0].value if isinstance(pointers[0], ctypes.c_void_p) else int(pointers[0])
+    return ctypes.string_at(address, nbytes)
+
+
+def pack_distinct(scalar_type, start, count, floating):
+    """Packs `count` distinct values once each, from the `start`-th of a fixed stream."""
+    if floating:
+        for i in range(start, start + count):
+            scalar_type(i * 0.5 + 0.25).__c_pointers__()
+    else:
+        for i in range(start, start + count):
+            scalar_type(i + 1000).__c_pointers__()
+
+
+def soak(scalar_types, steps, seconds, sample_every):
+    """The incident's loop: every step packs one launch's scalars and replaces one of 64
+    long-lived buffers of varied sizes; RSS is read every `sample_every` steps."""
+    import random
+    import time
+
+    cases = [(scalar_type, representative_values(name)[1]) for name, scalar_type in sorted(scalar_types.items())]
+    ring = [None] * 64
+    sizes = (256, 4096, 65536, 1 << 20)
+    chooser = random.Random(20261130)
+    series = []
+    started = time.monotonic()
+    step = 0
+    while (step < steps) if steps else (time.monotonic() - started < seconds):
+        for scalar_type, value in cases:
+            scalar_type(value).__c_pointers__()
+        ring[step % 64] = bytearray(chooser.choice(sizes))
+        if step % sample_every == 0:
+            series.append((step, _leakgate.rss_bytes()))
+        step += 1
+    series.append((step, _leakgate.rss_bytes()))
+    return series

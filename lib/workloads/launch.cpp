@@ -1,0 +1,489 @@
+// The launch path's workloads: `launch` (allocator calls, net blocks and cyclic garbage per
+// packing call, the target beside the reference in the same worker), `values` (the bytes behind
+// every packed pointer, and whether a stream of distinct values is kept), and `soak` (the
+// incident's training loop, RSS over steps; the gate compares target and reference slopes).
+#include "lib/workloads/workload.h"
+
+#include "lib/encodings.h"
+#include "lib/errors.h"
+#include "lib/python/compat.h"
+#include "lib/python/gc_debug_guard.h"
+#include "lib/report_text.h"
+#include "lib/scanner/explain.h"
+#include "lib/workloads/harness_loader.h"
+#include "probes/allocation_counter.h"
+
+#include <pybind11/pybind11.h>
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <limits>
+
+namespace leakgate::workloads {
+namespace {
+
+namespace py = pybind11;
+using nlohmann::json;
+
+constexpr double kEpsilonPerCall = 0.01;  // below this a per-call difference is noise
+
+// One measured run of `calls` calls: allocator calls and net blocks, then the objects that one
+// DEBUG_SAVEALL collection finds (the calls' cyclic garbage; gc is off throughout).
+struct Run {
+    double allocations = 0;
+    double netBlocks = 0;
+    double cyclicGarbage = 0;
+};
+
+Run measureRun(py::handle call, std::int64_t calls) {
+    probes::AllocationCounter::start();
+    for (std::int64_t i = 0; i < calls; ++i) {
+        PyObject* result = PyObject_CallNoArgs(call.ptr());
+        if (!result) {
+            probes::AllocationCounter::stop();
+            throw py::error_already_set();
+        }
+        Py_DECREF(result);
+    }
+    probes::AllocationCounts counts = probes::AllocationCounter::stop();
+    py::module_ gc = py::module_::import("gc");
+    py::list garbage = gc.attr("garbage");
+    size_t saved;
+    {
+        python::GcDebugGuard saveAll(python::GcDebugGuard::kSaveAll);
+        gc.attr("collect")();
+        saved = garbage.size();
+        garbage.attr("clear")();
+    }
+    gc.attr("collect")();
+    auto perCall = [&](double value) { return value / static_cast<double>(calls); };
+    return {perCall(static_cast<double>(counts.allocations)), perCall(static_cast<double>(counts.netBlocks())),
+            perCall(static_cast<double>(saved))};
+}
+
+// The shapes of the cycles `call` leaves, explained by the scanner.
+std::vector<scanner::CycleShape> cyclesLeftBy(py::handle call, std::int64_t calls) {
+    py::module_ gc = py::module_::import("gc");
+    py::list garbage = gc.attr("garbage");
+    python::GcDebugGuard saveAll(python::GcDebugGuard::kSaveAll);
+    gc.attr("collect")();
+    garbage.attr("clear")();
+    for (std::int64_t i = 0; i < calls; ++i) call();
+    gc.attr("collect")();
+    std::vector<PyObject*> objects;
+    for (py::handle object : garbage) objects.push_back(object.ptr());
+    auto graph = scanner::ObjectGraph::build(objects);
+    auto components = scanner::Components::find(graph);
+    auto shapes = scanner::describeCycles(graph, components);
+    garbage.attr("clear")();
+    return shapes;
+}
+
+struct Metric {
+    const char* check;  // launch-<check>
+    const char* what;   // how the reason names it
+    double Run::*field;
+};
+constexpr Metric kMetrics[] = {
+    {"allocations", "allocator calls", &Run::allocations},
+    {"net-blocks", "net blocks", &Run::netBlocks},
+    {"cyclic-garbage", "objects entering cyclic garbage", &Run::cyclicGarbage},
+};
+
+// Flag only when every measured run of the target exceeds the reference's worst run (the rule of
+// CPython's refleak hunter: one noisy run does not make a finding).
+bool exceedsInEveryRun(const std::vector<Run>& target, const std::vector<Run>& reference, double Run::*field) {
+    double worstReference = 0;
+    for (const Run& run : reference) worstReference = std::max(worstReference, run.*field);
+    return std::all_of(target.begin(), target.end(),
+                       [&](const Run& run) { return run.*field > worstReference + kEpsilonPerCall; });
+}
+
+json runsJson(const std::vector<Run>& runs) {
+    json out = {{"allocations_per_call", json::array()},
+                {"net_blocks_per_call", json::array()},
+                {"cyclic_garbage_per_call", json::array()}};
+    for (const Run& run : runs) {
+        out["allocations_per_call"].push_back(run.allocations);
+        out["net_blocks_per_call"].push_back(run.netBlocks);
+        out["cyclic_garbage_per_call"].push_back(run.cyclicGarbage);
+    }
+    return out;
+}
+
+std::string valueRepr(py::handle value) { return py::repr(value).cast<std::string>(); }
+
+void skipAll(WorkloadResult& result, const std::vector<std::string>& checks, const std::string& reason) {
+    for (const auto& check : checks) result.checks.push_back({check, Status::kSkip, reason, std::nullopt});
+}
+
+// Python values that probe each rule of an encoding.
+std::vector<py::object> probeValues(const ScalarType& type) {
+    auto fromBits = [](std::uint64_t bits) { return py::float_(std::bit_cast<double>(bits)); };
+    std::vector<py::object> values;
+    switch (type.kind) {
+        case ScalarKind::kBoolean:
+            for (py::object value : {py::object(py::bool_(true)), py::object(py::bool_(false)), py::object(py::int_(0)),
+                                     py::object(py::int_(1)), py::object(py::int_(2))})
+                values.push_back(value);
+            return values;
+        case ScalarKind::kSigned:
+        case ScalarKind::kUnsigned: {
+            int bits = type.bytes * 8;
+            bool isSigned = type.kind == ScalarKind::kSigned;
+            std::string max = isSigned ? fmt::format("(1 << {}) - 1", bits - 1) : fmt::format("(1 << {}) - 1", bits);
+            std::string min = isSigned ? fmt::format("-(1 << {})", bits - 1) : "0";
+            py::module_ builtins = py::module_::import("builtins");
+            for (const std::string& expression :
+                 {std::string("0"), std::string("1"), std::string("-1"), min, max, max + " + 1", min + " - 1",
+                  std::string("2**40 + 5"), std::string("-(2**63)"), std::string("2**64 + 3")}) {
+                values.push_back(builtins.attr("eval")(expression, py::dict()));  // no frame to borrow globals from
+            }
+            return values;
+        }
+        default: break;
+    }
+    const double typeMax = type.kind == ScalarKind::kFloat16    ? 65504.0
+                           : type.kind == ScalarKind::kBFloat16 ? 3.3895313892515355e38
+                           : type.kind == ScalarKind::kFloat64  ? std::numeric_limits<double>::max()
+                                                                : std::numeric_limits<float>::max();
+    const double typeMinNormal = type.kind == ScalarKind::kFloat16    ? 6.103515625e-05
+                                 : type.kind == ScalarKind::kFloat64  ? std::numeric_limits<double>::min()
+                                                                      : std::numeric_limits<float>::min();
+    const double typeMinSubnormal = type.kind == ScalarKind::kFloat16    ? 5.960464477539063e-08
+                                    : type.kind == ScalarKind::kFloat64  ? 5e-324
+                                                                         : 1.401298464324817e-45;
+    for (double value : {0.0, -0.0, 1.0, -1.5, 0.1, std::numeric_limits<double>::infinity(),
+                         -std::numeric_limits<double>::infinity(), typeMax, -typeMax, typeMinNormal, typeMinSubnormal,
+                         1e300, 1e-310, 1.0 + std::ldexp(1.0, -11), 1.0 + 3 * std::ldexp(1.0, -11),
+                         1.0 + std::ldexp(1.0, -8), 1.0 + 3 * std::ldexp(1.0, -8)}) {
+        values.push_back(py::float_(value));
+    }
+    values.push_back(fromBits(0x7FF8000000000000ull));  // the quiet NaN
+    values.push_back(fromBits(0x7FF8000000000123ull));  // payload in low bits
+    values.push_back(fromBits(0xFFF4000000000000ull));  // negative, payload in high bits
+    return values;
+}
+
+std::vector<std::uint8_t> expectedBytes(const ScalarType& type, py::handle value) {
+    if (isFloating(type)) return encodeFloat(type, value.cast<double>());
+    if (type.kind == ScalarKind::kBoolean) return encodeInteger(type, PyObject_IsTrue(value.ptr()) ? 1 : 0);
+    std::uint64_t modulo = PyLong_AsUnsignedLongLongMask(value.ptr());
+    if (PyErr_Occurred()) throw py::error_already_set();
+    return encodeInteger(type, modulo);
+}
+
+}  // namespace
+
+WorkloadResult runLaunch(const json& spec) {
+    WorkloadResult result = newResult(spec, "launch");
+    py::module_ harness = loadHarness();
+    py::dict targetTypes, referenceTypes;
+    try {
+        py::tuple prepared = harness.attr("prepare_launch")(targetSpec(spec));
+        targetTypes = prepared[0];
+        referenceTypes = prepared[1];
+    } catch (py::error_already_set& error) {
+        result.error = WorkloadError{fmt::format("the target could not be imported: {}", error.what()), std::nullopt, ""};
+        return result;
+    }
+    if (targetTypes.empty()) {
+        skipAll(result, {"launch-allocations", "launch-net-blocks", "launch-cyclic-garbage"},
+                "the target exposes no `scalar_types` (see the launch protocol)");
+        return result;
+    }
+    probes::AllocationCounter::install();
+    const std::int64_t calls = spec.value("calls", std::int64_t{2000});
+    const int runs = spec.value("runs", 5);
+    const std::int64_t warmup = spec.value("warmup", std::int64_t{200});
+
+    probes::ProbeList probes;
+    probes.push_back(probes::makeGcGuardProbe());
+    json cases = json::array();
+    struct Worst {
+        double excess = 0;
+        std::string where;
+        std::string reason;
+        py::object call;
+    };
+    std::map<std::string, Worst> worst;      // per metric
+    std::map<std::string, int> flaggedCases;  // per metric
+    int caseCount = 0;
+    measure(
+        result, probes,
+        [&] {
+            for (const ScalarType& type : scalarTypes()) {
+                if (!targetTypes.contains(type.name)) continue;
+                py::object targetType = targetTypes[py::str(type.name)];
+                py::object referenceType = referenceTypes.contains(type.name) ? py::object(referenceTypes[py::str(type.name)])
+                                                                              : py::none();
+                for (py::handle value : harness.attr("representative_values")(type.name)) {
+                    py::tuple targetCalls = harness.attr("launch_calls")(targetType, value);
+                    py::object referenceCalls = referenceType.is_none()
+                                                    ? py::none()
+                                                    : py::object(harness.attr("launch_calls")(referenceType, value));
+                    for (int form = 0; form < 2; ++form) {
+                        const char* formName = form == 0 ? "T(v).__c_pointers__()" : "t.__c_pointers__()";
+                        std::string where = fmt::format("{}({}) {}", type.name, valueRepr(value), formName);
+                        py::object targetCall = targetCalls[py::int_(form)];
+                        py::object referenceCall =
+                            referenceCalls.is_none() ? py::none() : py::object(referenceCalls[py::int_(form)]);
+                        measureRun(targetCall, warmup);
+                        if (!referenceCall.is_none()) measureRun(referenceCall, warmup);
+                        std::vector<Run> targetRuns, referenceRuns;
+                        for (int run = 0; run < runs; ++run) {  // interleaved: drift hits both
+                            targetRuns.push_back(measureRun(targetCall, calls));
+                            if (!referenceCall.is_none()) referenceRuns.push_back(measureRun(referenceCall, calls));
+                        }
+                        json entry = {{"type", type.name},          {"value", valueRepr(value)},
+                                      {"form", formName},           {"target", runsJson(targetRuns)},
+                                      {"reference", referenceCall.is_none() ? json(nullptr) : runsJson(referenceRuns)},
+                                      {"flagged", json::array()}};
+                        ++caseCount;
+                        for (const Metric& metric : kMetrics) {
+                            if (!exceedsInEveryRun(targetRuns, referenceRuns, metric.field)) continue;
+                            entry["flagged"].push_back(metric.check);
+                            ++flaggedCases[metric.check];
+                            double low = targetRuns.front().*metric.field;
+                            for (const Run& run : targetRuns) low = std::min(low, run.*metric.field);
+                            double referenceHigh = 0;
+                            for (const Run& run : referenceRuns) referenceHigh = std::max(referenceHigh, run.*metric.field);
+                            Worst& current = worst[metric.check];
+                            if (low - referenceHigh > current.excess) {
+                                current = {low - referenceHigh, where,
+                                           fmt::format("{}: {:.2f} {} per call (reference: {:.2f}) in every one of {} "
+                                                       "runs of {} calls",
+                                                       where, low, metric.what, referenceHigh, runs, calls),
+                                           targetCall};
+                            }
+                        }
+                        cases.push_back(std::move(entry));
+                    }
+                }
+            }
+        },
+        "launch-");
+    result.details["cases"] = std::move(cases);
+    if (!result.ok() && caseCount == 0) return result;
+
+    for (const Metric& metric : kMetrics) {
+        std::string name = std::string("launch-") + metric.check;
+        auto found = worst.find(metric.check);
+        if (found == worst.end()) {
+            result.checks.push_back({name, Status::kPass,
+                                     fmt::format("no more {} per call than the reference in any of {} cases", metric.what,
+                                                 caseCount),
+                                     std::nullopt});
+            continue;
+        }
+        const Worst& top = found->second;
+        result.checks.push_back({name, Status::kFail,
+                                 fmt::format("{} of {} cases exceed the reference; worst {}", flaggedCases[metric.check],
+                                             caseCount, top.reason),
+                                 std::nullopt});
+        Finding finding;
+        finding.kind = std::string("launch-") + metric.check;
+        finding.summary = top.reason;
+        if (std::string(metric.check) == "allocations") {
+            // Where the allocations come from: tracemalloc on the worst case.
+            py::list sites = harness.attr("top_allocation_sites")(top.call, 1000);
+            for (py::handle site : sites) {
+                finding.frames.push_back({fmt::format("{:.2f} blocks per call", site[py::int_(2)].cast<double>()),
+                                          site[py::int_(0)].cast<std::string>(), site[py::int_(1)].cast<int>()});
+            }
+            finding.fix = "Pack each immutable scalar once: cache the packed result keyed by type and exact bit "
+                          "pattern (bounded), and hand out results the caller cannot corrupt.";
+        } else if (std::string(metric.check) == "cyclic-garbage") {
+            for (const auto& shape : cyclesLeftBy(top.call, 100)) {
+                std::string cycle;
+                for (const auto& step : shape.cycle) cycle += fmt::format(" --{}--> {}", step.label, step.to);
+                finding.path.push_back({"cycle", fmt::format("{} cycles of [{}]", shape.count, shape.types), cycle});
+            }
+            finding.fix = "Do not leave reference cycles per launch (ctypes.cast and pointer() keep their sources in "
+                          "_objects); with gc disabled each one is a leak.";
+        } else {
+            finding.fix = "Whatever each call keeps must be bounded: free it by reference counting or cap the cache.";
+        }
+        result.findings.push_back(std::move(finding));
+    }
+    return result;
+}
+
+WorkloadResult runValues(const json& spec) {
+    WorkloadResult result = newResult(spec, "values");
+    py::module_ harness = loadHarness();
+    py::dict targetTypes;
+    try {
+        targetTypes = py::tuple(harness.attr("prepare_launch")(targetSpec(spec)))[0];
+    } catch (py::error_already_set& error) {
+        result.error = WorkloadError{fmt::format("the target could not be imported: {}", error.what()), std::nullopt, ""};
+        return result;
+    }
+    if (targetTypes.empty()) {
+        skipAll(result, {"values-encoding", "values-bounded"}, "the target exposes no `scalar_types` (see the launch protocol)");
+        return result;
+    }
+    probes::AllocationCounter::install();
+    const std::int64_t distinct = spec.value("distinct_values", std::int64_t{1'000'000});
+    probes::ProbeList probes;
+    probes.push_back(probes::makeGcGuardProbe());
+    json mismatches = json::array(), rejected = json::array(), bounded = json::array();
+    int compared = 0;
+    std::vector<std::string> unbounded;
+    measure(
+        result, probes,
+        [&] {
+            for (const ScalarType& type : scalarTypes()) {
+                if (!targetTypes.contains(type.name)) continue;
+                py::object scalarType = targetTypes[py::str(type.name)];
+                for (const py::object& value : probeValues(type)) {
+                    std::vector<std::uint8_t> expected = expectedBytes(type, value);
+                    std::vector<std::uint8_t> got;
+                    try {
+                        py::bytes packed = harness.attr("pack_bytes")(scalarType, value, type.bytes);
+                        std::string raw = packed;
+                        got.assign(raw.begin(), raw.end());
+                    } catch (py::error_already_set& error) {
+                        // A DSL may refuse a value (an out-of-range integer): reported, not a mismatch.
+                        rejected.push_back({{"type", type.name}, {"value", valueRepr(value)}, {"error", error.what()}});
+                        continue;
+                    }
+                    ++compared;
+                    if (got != expected) {
+                        mismatches.push_back({{"type", type.name},
+                                              {"value", valueRepr(value)},
+                                              {"expected", hexBytes(expected)},
+                                              {"got", hexBytes(got)}});
+                    }
+                }
+            }
+            // Boundedness: two halves of a stream of distinct values. A bounded cache may fill up
+            // during the first; what the second half adds after a full collection is growth.
+            for (const char* name : {"Int32", "Float32"}) {
+                if (!targetTypes.contains(name)) continue;
+                py::module_ gc = py::module_::import("gc");
+                py::object scalarType = targetTypes[py::str(name)];
+                const bool floating = std::string(name) == "Float32";
+                const std::int64_t half = distinct / 2;
+                auto keptBy = [&](std::int64_t start) {
+                    gc.attr("collect")();
+                    probes::AllocationCounter::start();
+                    try {
+                        harness.attr("pack_distinct")(scalarType, start, half, floating);
+                    } catch (...) {
+                        probes::AllocationCounter::stop();
+                        throw;
+                    }
+                    gc.attr("collect")();
+                    return probes::AllocationCounter::stop().netBlocks();
+                };
+                std::int64_t first = keptBy(0);
+                std::int64_t second = keptBy(half);
+                double perValue = static_cast<double>(second) / static_cast<double>(half);
+                bounded.push_back({{"type", name},
+                                   {"distinct_values", 2 * half},
+                                   {"kept_blocks_first_half", first},
+                                   {"kept_blocks_second_half", second},
+                                   {"kept_blocks_per_value_second_half", perValue}});
+                if (perValue > kEpsilonPerCall) {
+                    unbounded.push_back(fmt::format("{} blocks kept for {} distinct {} values and {} more for the next "
+                                                    "{} ({:.2f} per value, after a full collection)",
+                                                    first, half, name, second, half, perValue));
+                }
+            }
+        },
+        "values-");
+    result.details["mismatches"] = mismatches;
+    result.details["rejected"] = rejected;
+    result.details["bounded"] = bounded;
+    if (!result.ok() && compared == 0) return result;
+    if (mismatches.empty()) {
+        result.checks.push_back({"values-encoding", Status::kPass,
+                                 fmt::format("{} packed values byte-exact ({} refused by the target)", compared,
+                                             rejected.size()),
+                                 0});
+    } else {
+        std::vector<std::string> first;
+        for (size_t i = 0; i < std::min<size_t>(3, mismatches.size()); ++i) {
+            const json& m = mismatches[i];
+            first.push_back(fmt::format("{}({}) packs {}, want {}", m["type"].get<std::string>(),
+                                        m["value"].get<std::string>(), m["got"].get<std::string>(),
+                                        m["expected"].get<std::string>()));
+        }
+        result.checks.push_back({"values-encoding", Status::kFail,
+                                 fmt::format("{} of {} packed values have wrong bytes: {}", mismatches.size(), compared,
+                                             fmt::join(first, "; ")),
+                                 static_cast<std::int64_t>(mismatches.size())});
+    }
+    if (bounded.empty()) {
+        result.checks.push_back({"values-bounded", Status::kSkip, "the target has neither Int32 nor Float32", std::nullopt});
+    } else if (unbounded.empty()) {
+        result.checks.push_back({"values-bounded", Status::kPass,
+                                 fmt::format("packing {} distinct values left memory on a plateau", distinct), 0});
+    } else {
+        result.checks.push_back({"values-bounded", Status::kFail, fmt::format("unbounded: {}", fmt::join(unbounded, "; ")),
+                                 std::nullopt});
+    }
+    return result;
+}
+
+WorkloadResult runSoak(const json& spec) {
+    WorkloadResult result = newResult(spec, "soak");
+    py::module_ harness = loadHarness();
+    py::dict types;
+    try {
+        types = py::tuple(harness.attr("prepare_launch")(targetSpec(spec)))[0];
+    } catch (py::error_already_set& error) {
+        result.error = WorkloadError{fmt::format("the target could not be imported: {}", error.what()), std::nullopt, ""};
+        return result;
+    }
+    if (types.empty()) {
+        skipAll(result, {"soak-growth"}, "the target exposes no `scalar_types` (see the launch protocol)");
+        return result;
+    }
+    const std::int64_t steps = spec.value("soak_steps", std::int64_t{0});
+    const double seconds = spec.value("soak_seconds", 30.0);
+    const std::int64_t sampleEvery = spec.value("soak_sample_every", std::int64_t{100});
+    probes::ProbeList probes;
+    probes.push_back(probes::makeGcGuardProbe());
+    py::list series;
+    measure(result, probes, [&] { series = harness.attr("soak")(types, steps, seconds, sampleEvery); }, "soak-");
+    std::vector<std::pair<double, double>> points;
+    for (py::handle sample : series) {
+        points.emplace_back(sample[py::int_(0)].cast<double>(), sample[py::int_(1)].cast<double>());
+    }
+    json samples = json::array();
+    for (const auto& [step, rss] : points) samples.push_back({static_cast<std::int64_t>(step), static_cast<std::int64_t>(rss)});
+    // Least squares over the samples after the first tenth (warm-up: caches filling).
+    size_t from = points.size() / 10;
+    double n = 0, sx = 0, sy = 0, sxx = 0, sxy = 0;
+    for (size_t i = from; i < points.size(); ++i) {
+        auto [x, y] = points[i];
+        n += 1;
+        sx += x;
+        sy += y;
+        sxx += x * x;
+        sxy += x * y;
+    }
+    double slope = (n >= 2 && n * sxx - sx * sx > 0) ? (n * sxy - sx * sy) / (n * sxx - sx * sx) : 0.0;
+    double perThousand = slope * 1000.0;
+    double growth = points.empty() ? 0.0 : points.back().second - points[from].second;
+    std::int64_t totalSteps = points.empty() ? 0 : static_cast<std::int64_t>(points.back().first);
+    result.details["soak"] = {{"steps", totalSteps},
+                              {"samples", samples},
+                              {"slope_bytes_per_1000_steps", perThousand},
+                              {"growth_bytes", growth}};
+    if (!result.ok()) return result;
+    // The gate decides the status from both slopes (lib/gate.cpp); alone, this is the figure.
+    result.checks.push_back({"soak-growth", Status::kPass,
+                             fmt::format("RSS grows {} per 1000 steps over {} steps ({} in all)",
+                                         humanBytes(static_cast<std::int64_t>(perThousand)), totalSteps,
+                                         humanBytes(static_cast<std::int64_t>(growth))),
+                             static_cast<std::int64_t>(perThousand)});
+    return result;
+}
+
+}  // namespace leakgate::workloads

@@ -11,6 +11,8 @@ TARGET is a path or a built-in target name. Expectations come from the target's
   culprit=Q     some finding's culprit frame is Q (3.10 has no qualified names:
                 only the last dotted part is compared there)
   local=NAME    that finding's `locals` include NAME
+  reasons=A,B   the launch-path reasons that apply (allocations, cyclic-garbage,
+                unbounded, wrong-bytes): their checks fail, the others of the four pass
   error=W       the target's workload W is an `error` result (may repeat)
   ok=W          the target's workload W is not an `error` result (may repeat)
 Exit status: 0 pass, 1 mismatch, 77 skip (no leakgate binary).
@@ -34,7 +36,7 @@ def read_expectations(target, extra):
     expect = {"error": [], "ok": []}
     for token in tokens:
         key, _, value = token.partition("=")
-        if key not in {"exit", "check", "verdict", "culprit", "local", "error", "ok"} or not value:
+        if key not in {"exit", "check", "verdict", "culprit", "local", "error", "ok", "reasons"} or not value:
             raise SystemExit(f"unknown expectation {token!r}")
         if key in ("error", "ok"):
             expect[key].append(value)
@@ -55,6 +57,7 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--leakgate", required=True)
     parser.add_argument("--expect", default="")
+    parser.add_argument("--gate-args", default="", help="extra gate options, space-separated")
     parser.add_argument("target")
     args = parser.parse_args()
     if not os.access(args.leakgate, os.X_OK):
@@ -64,7 +67,8 @@ def main():
 
     with tempfile.TemporaryDirectory(prefix="leakgate-gate-test-") as tmp:
         report_path = os.path.join(tmp, "report.json")
-        command = [args.leakgate, "gate", "--quiet", "--target", args.target, "--json", report_path]
+        command = [args.leakgate, "gate", "--quiet", "--target", args.target, "--json", report_path,
+                   *args.gate_args.split()]
         run = subprocess.run(command, capture_output=True, text=True, timeout=600)
         if not os.path.exists(report_path):
             print(f"FAIL: no JSON report from {' '.join(command)} (exit {run.returncode})\n{run.stderr}")
@@ -99,6 +103,19 @@ def main():
         if not matching:
             problems.append(f"no finding with culprit {expect['culprit']} and local {expect.get('local')}: "
                             f"{[(f['frames'][:1], f['locals']) for f in findings]}")
+    if "reasons" in expect:
+        reason_checks = {"allocations": "launch-allocations", "cyclic-garbage": "launch-cyclic-garbage",
+                         "unbounded": "values-bounded", "wrong-bytes": "values-encoding"}
+        wanted = set(expect["reasons"].split(",")) - {"none"}
+        unknown = wanted - set(reason_checks)
+        if unknown:
+            raise SystemExit(f"unknown reasons {sorted(unknown)}")
+        for reason, check_name in reason_checks.items():
+            want = "fail" if reason in wanted else "pass"
+            got = checks.get(check_name, {}).get("status")
+            if got != want:
+                problems.append(f"reason {reason}: {check_name} should {want}, got {got}: "
+                                f"{checks.get(check_name, {}).get('reason')}")
     status = {result["workload"]: result["status"] for result in targets}
     for workload in expect["error"]:
         if status.get(workload) != "error":

@@ -1,5 +1,6 @@
 // leakgate's command line: parse, call one library entry point, format, return an exit code.
 #include "lib/atomic_file.h"
+#include "lib/bisect.h"
 #include "lib/errors.h"
 #include "lib/gate.h"
 #include "lib/log.h"
@@ -75,8 +76,8 @@ int run(int argc, char** argv) {
         "gate", "Audit a DSL's decorators against leakgate's reference runtime (a release gate)");
     addOutputOptions(gateCommand, output, gate.python, timeoutSeconds);
     gateCommand->add_option("--target", gate.target,
-                            "A target module (a path, or a built-in name: reference); default: the bundled "
-                            "model of nvidia-cutlass-dsl 4.6.1");
+                            "A target module (a path, or a built-in name: reference, cute); default: the "
+                            "bundled model of nvidia-cutlass-dsl 4.6.1");
     gateCommand->add_option("--checks", checks,
                             "Comma-separated checks or workloads to run (default: all; see the README)");
     gateCommand->add_option("--sentinel-mib", sentinelMiB, "Host payload of each sentinel, in MiB")
@@ -85,9 +86,34 @@ int run(int argc, char** argv) {
         ->check(CLI::NonNegativeNumber);
     gateCommand->add_option("--soak-seconds", gate.soakSeconds, "Soak budget per target, in seconds (default 30)")
         ->check(CLI::PositiveNumber);
+    gateCommand->add_option("--launch-calls", gate.launchCalls, "Calls per measured launch run (default 2000)")
+        ->check(CLI::PositiveNumber);
+    gateCommand->add_option("--launch-runs", gate.launchRuns, "Measured runs per launch case (default 5)")
+        ->check(CLI::PositiveNumber);
     gateCommand->add_option("--distinct-values", gate.distinctValues,
                             "Distinct values the values workload packs to test boundedness (default 1000000)")
         ->check(CLI::PositiveNumber);
+
+    BisectOptions bisect;
+    std::string versions;
+    std::string bisectChecks = "decorate,import";
+    CLI::App* bisectCommand = app.add_subcommand(
+        "bisect", "Run the gate on releases of a DSL package, each in its own venv, and tabulate");
+    bisectCommand->add_option("--package", bisect.package, "The PyPI package (default nvidia-cutlass-dsl)");
+    bisectCommand->add_option("--versions", versions, "Comma-separated versions, e.g. 4.4.2,4.6.1");
+    bisectCommand->add_option("--from", bisect.from, "With --to: every release from this version ...");
+    bisectCommand->add_option("--to", bisect.to, "... to this one, inclusive");
+    bisectCommand->add_option("--target", bisect.gate.target, "The target for every version (default cute)");
+    bisectCommand->add_option("--checks", bisectChecks, "Checks or workloads (default decorate,import)");
+    bisectCommand->add_option("--json", output.json, "Write the JSON table to FILE ('-' for stdout)");
+    bisectCommand->add_option("--timeout", timeoutSeconds, "Seconds before a worker is killed")
+        ->check(CLI::PositiveNumber);
+    bisectCommand->add_option("--soak-seconds", bisect.gate.soakSeconds, "Soak budget per target, in seconds");
+    bisectCommand->add_option("--launch-calls", bisect.gate.launchCalls, "Calls per measured launch run");
+    bisectCommand->add_option("--launch-runs", bisect.gate.launchRuns, "Measured runs per launch case");
+    bisectCommand->add_option("--distinct-values", bisect.gate.distinctValues, "Distinct values for values-bounded");
+    bisectCommand->add_flag("-q,--quiet", output.quiet, "No text report, no target output");
+    bisectCommand->add_flag("--no-color", output.noColor, "No colour in the text report");
 
     try {
         app.parse(argc, argv);
@@ -105,6 +131,27 @@ int run(int argc, char** argv) {
         scan.timeout = std::chrono::seconds(timeoutSeconds);
         scan.forwardOutput = !output.quiet;
         return emit(runScan(scan), output);
+    }
+    if (bisectCommand->parsed()) {
+        std::stringstream list(versions);
+        for (std::string version; std::getline(list, version, ',');) {
+            if (!version.empty()) bisect.versions.push_back(version);
+        }
+        std::stringstream checkList(bisectChecks);
+        for (std::string name; std::getline(checkList, name, ',');) {
+            if (!name.empty()) bisect.gate.checks.push_back(name);
+        }
+        bisect.gate.timeout = std::chrono::seconds(timeoutSeconds);
+        bisect.gate.forwardOutput = !output.quiet;
+        BisectReport report = runBisect(bisect);
+        if (!output.quiet) {
+            FILE* stream = output.json == "-" ? stderr : stdout;
+            bool color = !output.noColor && std::getenv("NO_COLOR") == nullptr && ::isatty(::fileno(stream));
+            std::fputs(formatBisectText(report, {color}).c_str(), stream);
+            std::fflush(stream);
+        }
+        if (!output.json.empty()) writeOutputFile(output.json, formatBisectJson(report));
+        return static_cast<int>(report.exitCode());
     }
     std::stringstream list(checks);
     for (std::string name; std::getline(list, name, ',');) {

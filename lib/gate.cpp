@@ -17,13 +17,16 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// Targets that leakgate ships, by name.
+// Targets that leakgate ships, by name: an importable module, or a target file under the data
+// directory.
 struct BuiltinTarget {
     const char* name;
     const char* module;
+    const char* file;
 };
 constexpr BuiltinTarget kBuiltinTargets[] = {
-    {"reference", "leakgate_reference"},
+    {"reference", "leakgate_reference", nullptr},
+    {"cute", nullptr, "lib/targets/cute.py"},  // nvidia-cutlass-dsl: run with --python in its venv
 };
 
 // The gate's workloads and the checks each decides (named <workload>-<check>). `baseline`: the
@@ -48,7 +51,9 @@ constexpr std::int64_t kSoakSlopeBudget = 512 * 1024;
 
 nlohmann::json resolveTarget(const std::string& target) {
     for (const auto& builtin : kBuiltinTargets) {
-        if (target == builtin.name) return {{"name", builtin.name}, {"module", builtin.module}};
+        if (target != builtin.name) continue;
+        if (builtin.module) return {{"name", builtin.name}, {"module", builtin.module}};
+        return {{"name", builtin.name}, {"path", (dataDir() / builtin.file).string()}};
     }
     if (fs::is_regular_file(target)) {
         return {{"name", fs::path(target).stem().string()}, {"path", fs::absolute(target).string()}};
@@ -178,6 +183,8 @@ Report runGate(const GateOptions& options) {
                             {"soak_steps", options.soakSteps},
                             {"soak_seconds", options.soakSeconds},
                             {"distinct_values", options.distinctValues},
+                            {"calls", options.launchCalls},
+                            {"runs", options.launchRuns},
                             {"environment", env},
                             {"argv", {"leakgate-gate"}}};
             request.timeout = options.timeout;

@@ -22,6 +22,8 @@ struct GateOptions {
     std::int64_t soakSteps = 0;             // 0: run for soakSeconds
     double soakSeconds = 30;                // per target
     std::int64_t distinctValues = 1'000'000;  // the values workload's stream of distinct values
+    std::int64_t launchCalls = 2000;        // calls per measured launch run
+    int launchRuns = 5;                     // measured runs per launch case
     bool forwardOutput = true;
 };
 

@@ -34,4 +34,30 @@ json toJson(const Report& report) {
 
 std::string formatJson(const Report& report) { return toJson(report).dump(2) + "\n"; }
 
+std::string formatBisectJson(const BisectReport& report) {
+    json versions = json::array();
+    for (const auto& row : report.rows) {
+        json statuses = json::object();
+        for (const auto& [check, status] : row.statuses) statuses[check] = toString(status);
+        versions.push_back({{"version", row.version},
+                            {"status", row.error ? "error" : "ok"},
+                            {"error", row.error ? json(*row.error) : json(nullptr)},
+                            {"checks", statuses},
+                            {"report", row.report ? toJson(*row.report) : json(nullptr)}});
+    }
+    return json{{"schema", kSchema},
+                {"tool", {{"name", "leakgate"}, {"version", LEAKGATE_VERSION}}},
+                {"command", "bisect"},
+                {"package", report.package},
+                {"target", report.target},
+                {"python", {{"version", report.pythonVersion}}},
+                {"exit_code", static_cast<int>(report.exitCode())},
+                {"checks", report.checks},
+                {"versions", versions},
+                {"first_bad", report.firstBad},
+                {"first_good", report.firstGood}}
+               .dump(2) +
+           "\n";
+}
+
 }  // namespace leakgate

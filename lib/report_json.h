@@ -1,6 +1,7 @@
 // The JSON writer: schema leakgate/1, documented in the README.
 #pragma once
 
+#include "lib/bisect.h"
 #include "lib/report.h"
 
 #include <string>
@@ -9,5 +10,6 @@ namespace leakgate {
 
 nlohmann::json toJson(const Report& report);
 std::string formatJson(const Report& report);
+std::string formatBisectJson(const BisectReport& report);
 
 }  // namespace leakgate

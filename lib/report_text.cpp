@@ -132,3 +132,52 @@ std::string formatText(const Report& report, const TextOptions& options) {
 }
 
 }  // namespace leakgate
+
+namespace leakgate {
+
+std::string formatBisectText(const BisectReport& report, const TextOptions& options) {
+    std::string out = fmt::format("leakgate bisect: {}, target {} (Python {})\n\n", report.package, report.target,
+                                  report.pythonVersion);
+    size_t width = 5;
+    for (const auto& check : report.checks) width = std::max(width, check.size());
+    out += fmt::format("{:<{}}", "check", width + 2);
+    for (const auto& row : report.rows) out += fmt::format("  {:<8}", row.version);
+    out += "  first bad  first good\n";
+    for (const auto& check : report.checks) {
+        out += fmt::format("{:<{}}", check, width + 2);
+        for (const auto& row : report.rows) {
+            std::string cell = "error";
+            if (!row.error) {
+                auto found = row.statuses.find(check);
+                cell = found == row.statuses.end() ? "-" : toString(found->second);
+            }
+            if (cell == "fail") cell = paint(options, "31;1", "FAIL    ");
+            else cell = fmt::format("{:<8}", cell);
+            out += "  " + cell;
+        }
+        auto bad = report.firstBad.find(check);
+        auto good = report.firstGood.find(check);
+        out += fmt::format("  {:<9}  {}\n", bad == report.firstBad.end() ? "-" : bad->second,
+                           good == report.firstGood.end() ? "-" : good->second);
+    }
+    out += "\n";
+    for (const auto& row : report.rows) {
+        if (row.error) {
+            out += fmt::format("{}: error: {}\n", row.version, row.error->substr(0, 600));
+            continue;
+        }
+        for (const auto& result : row.report->results) {
+            if (result.role != "target") continue;
+            if (result.error) out += fmt::format("{} {}: error: {}\n", row.version, result.workload, result.error->message);
+            for (const auto& check : result.checks) {
+                if (check.status == Status::kFail || check.status == Status::kError) {
+                    out += fmt::format("{} {} {}: {}\n", row.version, toString(check.status), check.name, check.reason);
+                }
+            }
+        }
+    }
+    out += fmt::format("\nexit {}\n", static_cast<int>(report.exitCode()));
+    return out;
+}
+
+}  // namespace leakgate

@@ -72,6 +72,7 @@ WIDTH = {
     "Boolean": 1, "Float16": 2, "BFloat16": 2, "TFloat32": 4, "Float32": 4, "Float64": 8,
 }  # fmt: skip
 MODEL_NAMES = ("uncached_packer", "owning_pointer_packer", "naive_cache_packer")
+ONE_TIME_BLOCKS = 16  # net blocks over a whole measured run that are not per call
 REASONS = {"allocations", "cyclic-garbage", "unbounded", "wrong-bytes"}
 TYPICAL = {"Boolean": True, "Int8": 64, "Uint8": 64}  # otherwise 4096 or 0.088388
 
@@ -282,7 +283,9 @@ def measure_allocations(loop: Callable[[Any, Any, Iterable[None]], None], subjec
     gc.collect()
     gc.disable()
     try:
-        loop(subject, value, itertools.repeat(None, 1000))  # warm: caches, frames
+        # Warm up: caches, frames, and on 3.10 the per-code-object opcache,
+        # which is allocated once a function has been called 1024 times.
+        loop(subject, value, itertools.repeat(None, 2000))
         once(0)  # and refill the free lists that the full collection above emptied
         empty = once(0)
         full = once(n)
@@ -713,7 +716,8 @@ def observed_reasons(target: Any) -> Tuple[Set[str], Dict[str, Any]]:
         alone = measure_allocations(loop_pack, scalar_type(value), None, 20_000)
         garbage = cyclic_garbage(loop_construct_and_pack, scalar_type, value, 1000)
         facts[name] = (combined, alone, garbage)
-        if combined.transient_bytes > 0 or combined.net_blocks > 0:
+        # Net blocks: allow one-time effects (a free list filling up).
+        if combined.transient_bytes > 0 or combined.net_blocks > ONE_TIME_BLOCKS:
             found.add("allocations")
         if garbage:
             found.add("cyclic-garbage")
@@ -808,7 +812,7 @@ class ModelTests(unittest.TestCase):
         alone = measure_allocations(loop_pack, int32(4096), None, 20_000)
         self.assertGreater(combined.transient_bytes, 0)
         self.assertGreater(alone.transient_bytes, 0)
-        self.assertLessEqual(combined.net_blocks, 0)
+        self.assertLessEqual(combined.net_blocks, ONE_TIME_BLOCKS)  # not per call
         self.assertEqual(cyclic_garbage(loop_construct_and_pack, int32, 4096, 1000), {})
         pointers = int32(77).__c_pointers__()
         self.assertIsNot(pointers, int32(77).__c_pointers__())

@@ -117,7 +117,13 @@ json runsJson(const std::vector<Run>& runs) {
     return out;
 }
 
-std::string valueRepr(py::handle value) { return py::repr(value).cast<std::string>(); }
+// repr, but a NaN shows its bits: payloads are what the encodings check.
+std::string valueRepr(py::handle value) {
+    if (PyFloat_Check(value.ptr()) && std::isnan(PyFloat_AS_DOUBLE(value.ptr()))) {
+        return fmt::format("nan:{:#018x}", std::bit_cast<std::uint64_t>(PyFloat_AS_DOUBLE(value.ptr())));
+    }
+    return py::repr(value).cast<std::string>();
+}
 
 void skipAll(WorkloadResult& result, const std::vector<std::string>& checks, const std::string& reason) {
     for (const auto& check : checks) result.checks.push_back({check, Status::kSkip, reason, std::nullopt});

@@ -12,9 +12,9 @@
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
+#include <cstdlib>
 #include <optional>
 #include <sstream>
-#include <cstdlib>
 #include <string>
 #include <unistd.h>
 
@@ -42,13 +42,17 @@ int emit(const Report& report, const OutputOptions& output) {
 }
 
 // Options every reporting subcommand shares.
-void addOutputOptions(CLI::App* command, OutputOptions& output, std::optional<std::string>& python, int& timeout) {
+void addOutputOptions(CLI::App* command, OutputOptions& output, std::optional<std::string>& python,
+                      int& timeout) {
     command->add_option("--json", output.json, "Write the JSON report to FILE ('-' for stdout)");
-    command->add_option("--python", python,
-                        "Interpreter of the environment to run in (a venv's python; same major.minor as this build)");
-    command->add_option("--timeout", timeout, "Seconds before a worker is killed")->check(CLI::PositiveNumber);
+    command->add_option(
+        "--python", python,
+        "Interpreter of the environment to run in (a venv's python; same major.minor as this build)");
+    command->add_option("--timeout", timeout, "Seconds before a worker is killed")
+        ->check(CLI::PositiveNumber);
     command->add_flag("-q,--quiet", output.quiet, "No text report, no target output");
-    command->add_flag("--no-color", output.noColor, "No colour in the text report (NO_COLOR is honoured too)");
+    command->add_flag("--no-color", output.noColor,
+                      "No colour in the text report (NO_COLOR is honoured too)");
 }
 
 int run(int argc, char** argv) {
@@ -75,23 +79,31 @@ int run(int argc, char** argv) {
     CLI::App* gateCommand = app.add_subcommand(
         "gate", "Audit a DSL's decorators against leakgate's reference runtime (a release gate)");
     addOutputOptions(gateCommand, output, gate.python, timeoutSeconds);
-    gateCommand->add_option("--target", gate.target,
-                            "A target module (a path, or a built-in name: reference, cute); default: the "
-                            "bundled model of nvidia-cutlass-dsl 4.6.1");
+    gateCommand->add_option(
+        "--target", gate.target,
+        "A target module (a path, or a built-in name: reference, cute); default: the "
+        "bundled model of nvidia-cutlass-dsl 4.6.1");
     gateCommand->add_option("--checks", checks,
                             "Comma-separated checks or workloads to run (default: all; see the README)");
     gateCommand->add_option("--sentinel-mib", sentinelMiB, "Host payload of each sentinel, in MiB")
         ->check(CLI::NonNegativeNumber);
-    gateCommand->add_option("--soak-steps", gate.soakSteps, "Soak steps per target (default: run for --soak-seconds)")
+    gateCommand
+        ->add_option("--soak-steps", gate.soakSteps,
+                     "Soak steps per target (default: run for --soak-seconds)")
         ->check(CLI::NonNegativeNumber);
-    gateCommand->add_option("--soak-seconds", gate.soakSeconds, "Soak budget per target, in seconds (default 30)")
+    gateCommand
+        ->add_option("--soak-seconds", gate.soakSeconds,
+                     "Soak budget per target, in seconds (default 30)")
         ->check(CLI::PositiveNumber);
-    gateCommand->add_option("--launch-calls", gate.launchCalls, "Calls per measured launch run (default 2000)")
+    gateCommand
+        ->add_option("--launch-calls", gate.launchCalls, "Calls per measured launch run (default 2000)")
         ->check(CLI::PositiveNumber);
-    gateCommand->add_option("--launch-runs", gate.launchRuns, "Measured runs per launch case (default 5)")
+    gateCommand
+        ->add_option("--launch-runs", gate.launchRuns, "Measured runs per launch case (default 5)")
         ->check(CLI::PositiveNumber);
-    gateCommand->add_option("--distinct-values", gate.distinctValues,
-                            "Distinct values the values workload packs to test boundedness (default 1000000)")
+    gateCommand
+        ->add_option("--distinct-values", gate.distinctValues,
+                     "Distinct values the values workload packs to test boundedness (default 1000000)")
         ->check(CLI::PositiveNumber);
 
     BisectOptions bisect;
@@ -99,19 +111,24 @@ int run(int argc, char** argv) {
     std::string bisectChecks = "decorate,import";
     CLI::App* bisectCommand = app.add_subcommand(
         "bisect", "Run the gate on releases of a DSL package, each in its own venv, and tabulate");
-    bisectCommand->add_option("--package", bisect.package, "The PyPI package (default nvidia-cutlass-dsl)");
+    bisectCommand->add_option("--package", bisect.package,
+                              "The PyPI package (default nvidia-cutlass-dsl)");
     bisectCommand->add_option("--versions", versions, "Comma-separated versions, e.g. 4.4.2,4.6.1");
     bisectCommand->add_option("--from", bisect.from, "With --to: every release from this version ...");
     bisectCommand->add_option("--to", bisect.to, "... to this one, inclusive");
-    bisectCommand->add_option("--target", bisect.gate.target, "The target for every version (default cute)");
+    bisectCommand->add_option("--target", bisect.gate.target,
+                              "The target for every version (default cute)");
     bisectCommand->add_option("--checks", bisectChecks, "Checks or workloads (default decorate,import)");
     bisectCommand->add_option("--json", output.json, "Write the JSON table to FILE ('-' for stdout)");
     bisectCommand->add_option("--timeout", timeoutSeconds, "Seconds before a worker is killed")
         ->check(CLI::PositiveNumber);
-    bisectCommand->add_option("--soak-seconds", bisect.gate.soakSeconds, "Soak budget per target, in seconds");
-    bisectCommand->add_option("--launch-calls", bisect.gate.launchCalls, "Calls per measured launch run");
+    bisectCommand->add_option("--soak-seconds", bisect.gate.soakSeconds,
+                              "Soak budget per target, in seconds");
+    bisectCommand->add_option("--launch-calls", bisect.gate.launchCalls,
+                              "Calls per measured launch run");
     bisectCommand->add_option("--launch-runs", bisect.gate.launchRuns, "Measured runs per launch case");
-    bisectCommand->add_option("--distinct-values", bisect.gate.distinctValues, "Distinct values for values-bounded");
+    bisectCommand->add_option("--distinct-values", bisect.gate.distinctValues,
+                              "Distinct values for values-bounded");
     bisectCommand->add_flag("-q,--quiet", output.quiet, "No text report, no target output");
     bisectCommand->add_flag("--no-color", output.noColor, "No colour in the text report");
 
@@ -146,7 +163,8 @@ int run(int argc, char** argv) {
         BisectReport report = runBisect(bisect);
         if (!output.quiet) {
             FILE* stream = output.json == "-" ? stderr : stdout;
-            bool color = !output.noColor && std::getenv("NO_COLOR") == nullptr && ::isatty(::fileno(stream));
+            bool color =
+                !output.noColor && std::getenv("NO_COLOR") == nullptr && ::isatty(::fileno(stream));
             std::fputs(formatBisectText(report, {color}).c_str(), stream);
             std::fflush(stream);
         }
@@ -163,7 +181,7 @@ int run(int argc, char** argv) {
     return emit(runGate(gate), output);
 }
 
-}  // namespace
+} // namespace
 
 int main(int argc, char** argv) {
     if (argc == 3 && std::string(argv[1]) == worker::kWorkerMode) {

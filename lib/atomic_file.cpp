@@ -8,8 +8,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <filesystem>
 #include <fcntl.h>
+#include <filesystem>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -27,7 +27,7 @@ void writeAll(int fd, std::string_view content, const std::string& what) {
     }
 }
 
-}  // namespace
+} // namespace
 
 void writeOutputFile(const std::string& path, std::string_view content) {
     if (path == "-") {
@@ -60,4 +60,4 @@ void writeOutputFile(const std::string& path, std::string_view content) {
     }
 }
 
-}  // namespace leakgate
+} // namespace leakgate

@@ -9,4 +9,4 @@ namespace leakgate {
 
 void writeOutputFile(const std::string& path, std::string_view content);
 
-}  // namespace leakgate
+} // namespace leakgate

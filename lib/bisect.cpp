@@ -33,12 +33,14 @@ BisectReport runBisect(const BisectOptions& options) {
             throw UsageError("bisect needs --versions A,B,... or --from A --to B");
         }
         for (const auto& version : listReleases(options.package)) {
-            if (compareVersions(version, options.from) >= 0 && compareVersions(version, options.to) <= 0) {
+            if (compareVersions(version, options.from) >= 0 &&
+                compareVersions(version, options.to) <= 0) {
                 versions.push_back(version);
             }
         }
         if (versions.empty()) {
-            throw UsageError(fmt::format("no release of {} from {} to {}", options.package, options.from, options.to));
+            throw UsageError(fmt::format("no release of {} from {} to {}", options.package, options.from,
+                                         options.to));
         }
     }
 
@@ -46,7 +48,7 @@ BisectReport runBisect(const BisectOptions& options) {
     report.package = options.package;
     report.target = options.gate.target.empty() ? "cute" : options.gate.target;
     report.pythonVersion = python::embeddedPythonVersion();
-    for (const auto& version : versions) {  // one after another: the machine's cores and memory
+    for (const auto& version : versions) { // one after another: the machine's cores and memory
         BisectRow row;
         row.version = version;
         log::info("bisect: {}=={}", options.package, version);
@@ -59,27 +61,30 @@ BisectReport runBisect(const BisectOptions& options) {
                 if (result.role != "target") continue;
                 for (const auto& check : result.checks) {
                     row.statuses[check.name] = check.status;
-                    if (std::find(report.checks.begin(), report.checks.end(), check.name) == report.checks.end()) {
+                    if (std::find(report.checks.begin(), report.checks.end(), check.name) ==
+                        report.checks.end()) {
                         report.checks.push_back(check.name);
                     }
                 }
             }
         } catch (const UsageError&) {
-            throw;  // the command line is wrong for every version alike
+            throw; // the command line is wrong for every version alike
         } catch (const Error& error) {
             row.error = error.what();
         }
         report.rows.push_back(std::move(row));
     }
     // Order the table's checks as the gate does.
-    std::stable_sort(report.checks.begin(), report.checks.end(), [](const std::string& a, const std::string& b) {
-        auto rank = [](const std::string& name) {
-            return std::find(gateChecks().begin(), gateChecks().end(), name) - gateChecks().begin();
-        };
-        return rank(a) < rank(b);
-    });
+    std::stable_sort(
+        report.checks.begin(), report.checks.end(), [](const std::string& a, const std::string& b) {
+            auto rank = [](const std::string& name) {
+                return std::find(gateChecks().begin(), gateChecks().end(), name) - gateChecks().begin();
+            };
+            return rank(a) < rank(b);
+        });
     std::vector<const BisectRow*> ordered;
-    for (const auto& row : report.rows) ordered.push_back(&row);
+    for (const auto& row : report.rows)
+        ordered.push_back(&row);
     std::stable_sort(ordered.begin(), ordered.end(), [](const BisectRow* a, const BisectRow* b) {
         return compareVersions(a->version, b->version) < 0;
     });
@@ -87,11 +92,13 @@ BisectReport runBisect(const BisectOptions& options) {
         for (const BisectRow* row : ordered) {
             auto found = row->statuses.find(check);
             if (found == row->statuses.end()) continue;
-            if (found->second == Status::kFail && !report.firstBad.count(check)) report.firstBad[check] = row->version;
-            if (found->second == Status::kPass && !report.firstGood.count(check)) report.firstGood[check] = row->version;
+            if (found->second == Status::kFail && !report.firstBad.count(check))
+                report.firstBad[check] = row->version;
+            if (found->second == Status::kPass && !report.firstGood.count(check))
+                report.firstGood[check] = row->version;
         }
     }
     return report;
 }
 
-}  // namespace leakgate
+} // namespace leakgate

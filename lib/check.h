@@ -5,11 +5,11 @@
 #include <cstdio>
 #include <cstdlib>
 
-#define LEAKGATE_CHECK(cond)                                                                     \
-    do {                                                                                         \
-        if (!(cond)) {                                                                           \
-            std::fprintf(stderr, "leakgate: internal check failed at %s:%d: %s\n", __FILE__,    \
-                         __LINE__, #cond);                                                       \
-            std::abort();                                                                        \
-        }                                                                                        \
+#define LEAKGATE_CHECK(cond)                                                                            \
+    do {                                                                                                \
+        if (!(cond)) {                                                                                  \
+            std::fprintf(stderr, "leakgate: internal check failed at %s:%d: %s\n", __FILE__, __LINE__,  \
+                         #cond);                                                                        \
+            std::abort();                                                                               \
+        }                                                                                               \
     } while (0)

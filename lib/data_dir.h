@@ -9,4 +9,4 @@ namespace leakgate {
 
 std::filesystem::path dataDir();
 
-}  // namespace leakgate
+} // namespace leakgate

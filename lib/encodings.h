@@ -12,9 +12,9 @@ namespace leakgate {
 enum class ScalarKind { kSigned, kUnsigned, kBoolean, kFloat16, kBFloat16, kFloat32, kFloat64 };
 
 struct ScalarType {
-    std::string name;  // "Int32"
+    std::string name; // "Int32"
     ScalarKind kind;
-    int bytes;         // width of the packed value
+    int bytes; // width of the packed value
 };
 
 // The 14 types leakgate knows, in report order.
@@ -37,4 +37,4 @@ std::uint16_t floatToBFloat16(float value);
 
 std::string hexBytes(const std::vector<std::uint8_t>& bytes);
 
-}  // namespace leakgate
+} // namespace leakgate

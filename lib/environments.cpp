@@ -32,7 +32,9 @@ std::string tail(const worker::ProcessOutcome& outcome) {
     return text.size() > 2000 ? text.substr(text.size() - 2000) : text;
 }
 
-bool succeeded(const worker::ProcessOutcome& outcome) { return !outcome.timedOut && outcome.exitCode == 0; }
+bool succeeded(const worker::ProcessOutcome& outcome) {
+    return !outcome.timedOut && outcome.exitCode == 0;
+}
 
 std::vector<std::string> pip(const std::string& python, std::vector<std::string> args) {
     std::vector<std::string> argv{python, "-m", "pip", "--disable-pip-version-check", "--no-input"};
@@ -40,7 +42,7 @@ std::vector<std::string> pip(const std::string& python, std::vector<std::string>
     return argv;
 }
 
-}  // namespace
+} // namespace
 
 fs::path cacheDir() {
     if (const char* dir = std::getenv("LEAKGATE_CACHE_DIR")) return dir;
@@ -52,27 +54,32 @@ fs::path cacheDir() {
 std::string ensureReleaseEnvironment(const std::string& package, const std::string& version,
                                      std::chrono::seconds timeout) {
     const std::string pythonVersion = python::embeddedPythonVersion();
-    const fs::path venv = cacheDir() / "venvs" / fmt::format("{}-{}-py{}", package, version, pythonVersion);
+    const fs::path venv =
+        cacheDir() / "venvs" / fmt::format("{}-{}-py{}", package, version, pythonVersion);
     const fs::path wheels = cacheDir() / "wheels";
     const std::string venvPython = (venv / "bin" / "python").string();
     if (fs::exists(venv / kReadyMarker)) return venvPython;
 
-    log::info("making the environment for {}=={} (Python {}) in {}", package, version, pythonVersion, venv.string());
-    fs::remove_all(venv);  // a half-made venv from an interrupted run
+    log::info("making the environment for {}=={} (Python {}) in {}", package, version, pythonVersion,
+              venv.string());
+    fs::remove_all(venv); // a half-made venv from an interrupted run
     fs::create_directories(wheels);
     auto made = run({python::buildPythonExecutable(), "-m", "venv", venv.string()}, timeout);
-    if (!succeeded(made)) throw EnvironmentError(fmt::format("cannot make a venv at {}: {}", venv.string(), tail(made)));
+    if (!succeeded(made))
+        throw EnvironmentError(fmt::format("cannot make a venv at {}: {}", venv.string(), tail(made)));
     const std::string requirement = fmt::format("{}=={}", package, version);
     // Wheels are kept in the cache's wheelhouse (PyPI's responses here are not cacheable by
     // pip's own cache): install from it, and download into it only what is missing.
-    std::vector<std::string> offline{"install", "--no-index", "--find-links", wheels.string(), requirement};
+    std::vector<std::string> offline{"install", "--no-index", "--find-links", wheels.string(),
+                                     requirement};
     auto installed = run(pip(venvPython, offline), timeout);
     if (!succeeded(installed)) {
         auto downloaded =
-            run(pip(venvPython, {"download", "--only-binary=:all:", "-d", wheels.string(), requirement}), timeout);
+            run(pip(venvPython, {"download", "--only-binary=:all:", "-d", wheels.string(), requirement}),
+                timeout);
         if (!succeeded(downloaded)) {
-            throw EnvironmentError(fmt::format("cannot download {} for Python {}: {}", requirement, pythonVersion,
-                                               tail(downloaded)));
+            throw EnvironmentError(fmt::format("cannot download {} for Python {}: {}", requirement,
+                                               pythonVersion, tail(downloaded)));
         }
         installed = run(pip(venvPython, offline), timeout);
         if (!succeeded(installed)) {
@@ -84,14 +91,16 @@ std::string ensureReleaseEnvironment(const std::string& package, const std::stri
 }
 
 std::vector<std::string> listReleases(const std::string& package) {
-    auto listed = run(pip(python::buildPythonExecutable(), {"index", "versions", package}), std::chrono::seconds(120));
+    auto listed = run(pip(python::buildPythonExecutable(), {"index", "versions", package}),
+                      std::chrono::seconds(120));
     if (!succeeded(listed)) {
         throw EnvironmentError(fmt::format("cannot list the releases of {}: {}", package, tail(listed)));
     }
     // "Available versions: 4.8.1, 4.8.0, ..."
     std::smatch match;
     if (!std::regex_search(listed.stdoutText, match, std::regex("Available versions: ([^\\n]*)"))) {
-        throw EnvironmentError(fmt::format("unexpected answer from pip index versions: {}", tail(listed)));
+        throw EnvironmentError(
+            fmt::format("unexpected answer from pip index versions: {}", tail(listed)));
     }
     std::vector<std::string> versions;
     std::stringstream list(match[1].str());
@@ -124,4 +133,4 @@ int compareVersions(const std::string& a, const std::string& b) {
     }
 }
 
-}  // namespace leakgate
+} // namespace leakgate

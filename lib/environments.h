@@ -24,4 +24,4 @@ std::vector<std::string> listReleases(const std::string& package);
 // Numeric comparison of dotted versions ("4.10.0" > "4.9.2"); non-numeric parts compare as text.
 int compareVersions(const std::string& a, const std::string& b);
 
-}  // namespace leakgate
+} // namespace leakgate

@@ -9,10 +9,10 @@ namespace leakgate {
 
 // Exit codes, as documented in the README and ../shared/MEASURES.md.
 enum class ExitCode : int {
-    kClean = 0,        // every check passed or was skipped with a reason
-    kFindings = 1,     // at least one check failed
-    kUsage = 2,        // usage or configuration error, nothing ran
-    kErrored = 3,      // nothing failed, but something errored (target or environment)
+    kClean = 0,    // every check passed or was skipped with a reason
+    kFindings = 1, // at least one check failed
+    kUsage = 2,    // usage or configuration error, nothing ran
+    kErrored = 3,  // nothing failed, but something errored (target or environment)
 };
 
 class Error : public std::runtime_error {
@@ -41,4 +41,4 @@ class PythonError : public Error {
     using Error::Error;
 };
 
-}  // namespace leakgate
+} // namespace leakgate

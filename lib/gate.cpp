@@ -26,7 +26,7 @@ struct BuiltinTarget {
 };
 constexpr BuiltinTarget kBuiltinTargets[] = {
     {"reference", "leakgate_reference", nullptr},
-    {"cute", nullptr, "lib/targets/cute.py"},  // nvidia-cutlass-dsl: run with --python in its venv
+    {"cute", nullptr, "lib/targets/cute.py"}, // nvidia-cutlass-dsl: run with --python in its venv
 };
 
 // The gate's workloads and the checks each decides (named <workload>-<check>). `baseline`: the
@@ -59,9 +59,10 @@ nlohmann::json resolveTarget(const std::string& target) {
         return {{"name", fs::path(target).stem().string()}, {"path", fs::absolute(target).string()}};
     }
     std::vector<std::string> names;
-    for (const auto& builtin : kBuiltinTargets) names.push_back(builtin.name);
-    throw UsageError(fmt::format("unknown target `{}`: not a file, and not a built-in target ({})", target,
-                                 fmt::join(names, ", ")));
+    for (const auto& builtin : kBuiltinTargets)
+        names.push_back(builtin.name);
+    throw UsageError(fmt::format("unknown target `{}`: not a file, and not a built-in target ({})",
+                                 target, fmt::join(names, ", ")));
 }
 
 // The selected check names; accepts workload names as shorthand for their checks.
@@ -73,14 +74,17 @@ std::vector<std::string> selectChecks(const std::vector<std::string>& requested)
         for (const auto& check : gateChecks()) {
             if (check == name || check.starts_with(name + "-")) {
                 known = true;
-                if (std::find(selected.begin(), selected.end(), check) == selected.end()) selected.push_back(check);
+                if (std::find(selected.begin(), selected.end(), check) == selected.end())
+                    selected.push_back(check);
             }
         }
         if (!known) {
             std::vector<std::string> workloads;
-            for (const auto& workload : kWorkloads) workloads.push_back(workload.name);
-            throw UsageError(fmt::format("unknown check `{}`; the gate's checks are {} (or a workload: {})", name,
-                                         fmt::join(gateChecks(), ", "), fmt::join(workloads, ", ")));
+            for (const auto& workload : kWorkloads)
+                workloads.push_back(workload.name);
+            throw UsageError(
+                fmt::format("unknown check `{}`; the gate's checks are {} (or a workload: {})", name,
+                            fmt::join(gateChecks(), ", "), fmt::join(workloads, ", ")));
         }
     }
     return selected;
@@ -115,7 +119,7 @@ void decideSoak(WorkloadResult& target, const WorkloadResult* reference) {
 // what the reference retains too is the interpreter's doing, not the target's.
 void compareWithReference(WorkloadResult& target, const WorkloadResult* reference) {
     for (auto& check : target.checks) {
-        if (check.name == "soak-growth") continue;  // decided by decideSoak
+        if (check.name == "soak-growth") continue; // decided by decideSoak
         if (check.status != Status::kFail) continue;
         if (!reference || !reference->ok()) {
             check.reason += " (no reference baseline: the reference run errored)";
@@ -126,33 +130,38 @@ void compareWithReference(WorkloadResult& target, const WorkloadResult* referenc
         if (baseline == reference->checks.end() || baseline->status != Status::kFail) continue;
         if (check.amount.value_or(0) <= baseline->amount.value_or(0)) {
             check.status = Status::kPass;
-            check.reason = fmt::format("retains no more than the reference ({} vs {} bytes): {}",
-                                       check.amount.value_or(0), baseline->amount.value_or(0), check.reason);
+            check.reason =
+                fmt::format("retains no more than the reference ({} vs {} bytes): {}",
+                            check.amount.value_or(0), baseline->amount.value_or(0), check.reason);
         }
     }
 }
 
-}  // namespace
+} // namespace
 
 const std::vector<std::string>& gateChecks() {
     static const std::vector<std::string> checks = [] {
         std::vector<std::string> names;
         for (const auto& workload : kWorkloads) {
-            for (const auto& check : workload.checks) names.push_back(workload.name + "-" + check);
+            for (const auto& check : workload.checks)
+                names.push_back(workload.name + "-" + check);
         }
         return names;
     }();
     return checks;
 }
 
-std::string defaultGateTarget() { return (dataDir() / "fixtures/targets/frame_cycle_461.py").string(); }
+std::string defaultGateTarget() {
+    return (dataDir() / "fixtures/targets/frame_cycle_461.py").string();
+}
 
 Report runGate(const GateOptions& options) {
     const std::string targetName = options.target.empty() ? defaultGateTarget() : options.target;
     nlohmann::json target = resolveTarget(targetName);
     nlohmann::json reference = resolveTarget("reference");
     std::vector<std::string> selected = selectChecks(options.checks);
-    python::Environment env = python::queryEnvironment(options.python.value_or(python::buildPythonExecutable()));
+    python::Environment env =
+        python::queryEnvironment(options.python.value_or(python::buildPythonExecutable()));
     const bool targetIsReference = target.value("module", "") == reference.at("module");
 
     Report report;
@@ -160,8 +169,9 @@ Report runGate(const GateOptions& options) {
     report.pythonVersion = env.version;
     report.pythonExecutable = env.executable;
     for (const auto& [workload, workloadChecks, baseline] : kWorkloads) {
-        bool wanted = std::any_of(selected.begin(), selected.end(),
-                                  [&](const std::string& check) { return check.starts_with(workload + "-"); });
+        bool wanted = std::any_of(selected.begin(), selected.end(), [&](const std::string& check) {
+            return check.starts_with(workload + "-");
+        });
         if (!wanted) continue;
         std::map<std::string, WorkloadResult> byRole;
         for (const char* role : {"target", "reference"}) {
@@ -169,8 +179,9 @@ Report runGate(const GateOptions& options) {
             if (std::string(role) == "reference") {
                 // No baseline is needed for checks the target skipped (no scalar types, say).
                 const auto& checks = byRole.at("target").checks;
-                bool allSkipped = std::all_of(checks.begin(), checks.end(),
-                                              [](const CheckResult& check) { return check.status == Status::kSkip; });
+                bool allSkipped =
+                    std::all_of(checks.begin(), checks.end(),
+                                [](const CheckResult& check) { return check.status == Status::kSkip; });
                 if (allSkipped && !checks.empty()) continue;
             }
             const nlohmann::json& subject = std::string(role) == "target" ? target : reference;
@@ -192,33 +203,39 @@ Report runGate(const GateOptions& options) {
             WorkloadResult result = worker::runInWorker(request);
             result.role = role;
             // Keep the selected checks; a worker that died owes each of them an `error`.
-            std::erase_if(result.checks, [&](const CheckResult& check) { return !isSelected(selected, check.name); });
+            std::erase_if(result.checks,
+                          [&](const CheckResult& check) { return !isSelected(selected, check.name); });
             for (const auto& check : workloadChecks) {
                 std::string name = workload + "-" + check;
                 bool decided = std::any_of(result.checks.begin(), result.checks.end(),
                                            [&](const CheckResult& c) { return c.name == name; });
                 if (!decided && isSelected(selected, name)) {
-                    result.checks.push_back({name, Status::kError, result.error ? result.error->message : "not run"});
+                    result.checks.push_back(
+                        {name, Status::kError, result.error ? result.error->message : "not run"});
                 }
             }
-            std::stable_sort(result.checks.begin(), result.checks.end(), [](const CheckResult& a, const CheckResult& b) {
-                auto rank = [](const std::string& name) {
-                    return std::find(gateChecks().begin(), gateChecks().end(), name) - gateChecks().begin();
-                };
-                return rank(a.name) < rank(b.name);
-            });
+            std::stable_sort(result.checks.begin(), result.checks.end(),
+                             [](const CheckResult& a, const CheckResult& b) {
+                                 auto rank = [](const std::string& name) {
+                                     return std::find(gateChecks().begin(), gateChecks().end(), name) -
+                                            gateChecks().begin();
+                                 };
+                                 return rank(a.name) < rank(b.name);
+                             });
             byRole.emplace(role, std::move(result));
         }
         auto referenceResult = byRole.find("reference");
-        decideSoak(byRole.at("target"), referenceResult == byRole.end() ? nullptr : &referenceResult->second);
+        decideSoak(byRole.at("target"),
+                   referenceResult == byRole.end() ? nullptr : &referenceResult->second);
         if (!targetIsReference && baseline) {
             compareWithReference(byRole.at("target"),
                                  referenceResult == byRole.end() ? nullptr : &referenceResult->second);
         }
         report.results.push_back(std::move(byRole.at("target")));
-        if (referenceResult != byRole.end()) report.results.push_back(std::move(referenceResult->second));
+        if (referenceResult != byRole.end())
+            report.results.push_back(std::move(referenceResult->second));
     }
     return report;
 }
 
-}  // namespace leakgate
+} // namespace leakgate

@@ -14,16 +14,16 @@
 namespace leakgate {
 
 struct GateOptions {
-    std::string target;                     // a built-in name or a path; empty: the bundled default
-    std::vector<std::string> checks;        // check or workload names; empty: all
-    std::optional<std::string> python;      // --python
-    std::chrono::seconds timeout{300};      // per worker
-    std::int64_t sentinelBytes = 8 << 20;   // host payload of each sentinel
-    std::int64_t soakSteps = 0;             // 0: run for soakSeconds
-    double soakSeconds = 30;                // per target
-    std::int64_t distinctValues = 1'000'000;  // the values workload's stream of distinct values
-    std::int64_t launchCalls = 2000;        // calls per measured launch run
-    int launchRuns = 5;                     // measured runs per launch case
+    std::string target;                      // a built-in name or a path; empty: the bundled default
+    std::vector<std::string> checks;         // check or workload names; empty: all
+    std::optional<std::string> python;       // --python
+    std::chrono::seconds timeout{300};       // per worker
+    std::int64_t sentinelBytes = 8 << 20;    // host payload of each sentinel
+    std::int64_t soakSteps = 0;              // 0: run for soakSeconds
+    double soakSeconds = 30;                 // per target
+    std::int64_t distinctValues = 1'000'000; // the values workload's stream of distinct values
+    std::int64_t launchCalls = 2000;         // calls per measured launch run
+    int launchRuns = 5;                      // measured runs per launch case
     bool forwardOutput = true;
 };
 
@@ -36,4 +36,4 @@ std::string defaultGateTarget();
 // Throws UsageError for an unknown target or check (nothing ran).
 Report runGate(const GateOptions& options);
 
-}  // namespace leakgate
+} // namespace leakgate

@@ -16,14 +16,18 @@ Level initialLevel() {
 
 std::atomic<Level> g_level{initialLevel()};
 
-}  // namespace
+} // namespace
 
-void setLevel(Level level) { g_level = level; }
-Level level() { return g_level; }
+void setLevel(Level level) {
+    g_level = level;
+}
+Level level() {
+    return g_level;
+}
 
 void write(Level level, std::string_view message) {
     const char* prefix = level == Level::kDebug ? "leakgate[debug]: " : "leakgate: ";
     std::fprintf(stderr, "%s%.*s\n", prefix, static_cast<int>(message.size()), message.data());
 }
 
-}  // namespace leakgate::log
+} // namespace leakgate::log

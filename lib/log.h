@@ -14,14 +14,12 @@ void setLevel(Level level);
 Level level();
 void write(Level level, std::string_view message);
 
-template <typename... Args>
-void info(fmt::format_string<Args...> format, Args&&... args) {
+template <typename... Args> void info(fmt::format_string<Args...> format, Args&&... args) {
     if (level() >= Level::kInfo) write(Level::kInfo, fmt::format(format, std::forward<Args>(args)...));
 }
 
-template <typename... Args>
-void debug(fmt::format_string<Args...> format, Args&&... args) {
+template <typename... Args> void debug(fmt::format_string<Args...> format, Args&&... args) {
     if (level() >= Level::kDebug) write(Level::kDebug, fmt::format(format, std::forward<Args>(args)...));
 }
 
-}  // namespace leakgate::log
+} // namespace leakgate::log

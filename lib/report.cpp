@@ -8,10 +8,14 @@ using nlohmann::json;
 
 const char* toString(Status status) {
     switch (status) {
-        case Status::kPass: return "pass";
-        case Status::kFail: return "fail";
-        case Status::kSkip: return "skip";
-        case Status::kError: return "error";
+    case Status::kPass:
+        return "pass";
+    case Status::kFail:
+        return "fail";
+    case Status::kSkip:
+        return "skip";
+    case Status::kError:
+        return "error";
     }
     return "error";
 }
@@ -42,7 +46,8 @@ std::vector<const Finding*> Report::findings() const {
     std::vector<const Finding*> all;
     for (const auto& result : results) {
         if (result.role != "target") continue;
-        for (const auto& finding : result.findings) all.push_back(&finding);
+        for (const auto& finding : result.findings)
+            all.push_back(&finding);
     }
     return all;
 }
@@ -68,12 +73,11 @@ void from_json(const json& in, PathStep& step) {
 }
 
 void to_json(json& out, const Finding& finding) {
-    out = json{{"kind", finding.kind},       {"summary", finding.summary},
-               {"frames", finding.frames},   {"harness_frames", finding.harnessFrames},
-               {"locals", finding.locals},
-               {"path", finding.path},       {"root", finding.root},
-               {"objects", finding.objects}, {"bytes", finding.bytes},
-               {"fix", finding.fix}};
+    out = json{{"kind", finding.kind},     {"summary", finding.summary},
+               {"frames", finding.frames}, {"harness_frames", finding.harnessFrames},
+               {"locals", finding.locals}, {"path", finding.path},
+               {"root", finding.root},     {"objects", finding.objects},
+               {"bytes", finding.bytes},   {"fix", finding.fix}};
 }
 
 void from_json(const json& in, Finding& finding) {
@@ -100,11 +104,14 @@ void from_json(const json& in, CheckResult& check) {
     in.at("name").get_to(check.name);
     check.status = statusFromString(in.at("status").get<std::string>());
     in.at("reason").get_to(check.reason);
-    if (in.contains("amount") && !in.at("amount").is_null()) check.amount = in.at("amount").get<std::int64_t>();
+    if (in.contains("amount") && !in.at("amount").is_null())
+        check.amount = in.at("amount").get<std::int64_t>();
 }
 
 void to_json(json& out, const SentinelVerdict& sentinel) {
-    out = json{{"label", sentinel.label}, {"kind", sentinel.kind}, {"bytes", sentinel.bytes},
+    out = json{{"label", sentinel.label},
+               {"kind", sentinel.kind},
+               {"bytes", sentinel.bytes},
                {"verdict", sentinel.verdict}};
 }
 
@@ -152,4 +159,4 @@ void from_json(const json& in, WorkloadResult& result) {
     if (in.contains("seconds")) in.at("seconds").get_to(result.seconds);
 }
 
-}  // namespace leakgate
+} // namespace leakgate

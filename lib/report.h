@@ -34,16 +34,16 @@ struct PathStep {
 
 // One explained retention: a frame cycle in cyclic garbage, or a frame kept alive by a root.
 struct Finding {
-    std::string kind;                  // "frame-cycle" or "retained-frame"
-    std::string summary;               // one line: the culprit and what closes the cycle
-    std::vector<FrameInfo> frames;     // culprit first, then the frames it pins through f_back
-    int harnessFrames = 0;             // leakgate's own frames in that chain, left out of `frames`
-    std::vector<std::string> locals;   // variable names on the path that closes the cycle
-    std::vector<PathStep> path;        // the labelled path (culprit back to itself, or root to frame)
-    std::string root;                  // retained-frame: the live root the path starts from
-    std::int64_t objects = 0;          // objects pinned (estimate)
-    std::int64_t bytes = 0;            // their summed sys.getsizeof (estimate)
-    std::string fix;                   // the fix pattern, in words
+    std::string kind;                // "frame-cycle" or "retained-frame"
+    std::string summary;             // one line: the culprit and what closes the cycle
+    std::vector<FrameInfo> frames;   // culprit first, then the frames it pins through f_back
+    int harnessFrames = 0;           // leakgate's own frames in that chain, left out of `frames`
+    std::vector<std::string> locals; // variable names on the path that closes the cycle
+    std::vector<PathStep> path;      // the labelled path (culprit back to itself, or root to frame)
+    std::string root;                // retained-frame: the live root the path starts from
+    std::int64_t objects = 0;        // objects pinned (estimate)
+    std::int64_t bytes = 0;          // their summed sys.getsizeof (estimate)
+    std::string fix;                 // the fix pattern, in words
 };
 
 enum class Status { kPass, kFail, kSkip, kError };
@@ -54,14 +54,14 @@ struct CheckResult {
     std::string name;
     Status status = Status::kPass;
     std::string reason;
-    std::optional<std::int64_t> amount;  // the figure compared with the reference (bytes pinned)
+    std::optional<std::int64_t> amount; // the figure compared with the reference (bytes pinned)
 };
 
 // What happened to one sentinel (MEASURES.md): freed-by-refcount, freed-by-gc-only or
 // never-freed.
 struct SentinelVerdict {
-    std::string label;    // where it was placed: "kernel(options)@depth2"
-    std::string kind;     // payload kind: host, device, torch
+    std::string label; // where it was placed: "kernel(options)@depth2"
+    std::string kind;  // payload kind: host, device, torch
     std::int64_t bytes = 0;
     std::string verdict;
 };
@@ -74,14 +74,14 @@ struct WorkloadError {
 };
 
 struct WorkloadResult {
-    std::string workload;                 // "scan", "decorate", ...
-    std::string subject;                  // the script or target it ran on
-    std::string role = "target";          // "target", or "reference": the baseline it is compared with
-    std::optional<WorkloadError> error;   // set: the result is an `error` result
+    std::string workload;               // "scan", "decorate", ...
+    std::string subject;                // the script or target it ran on
+    std::string role = "target";        // "target", or "reference": the baseline it is compared with
+    std::optional<WorkloadError> error; // set: the result is an `error` result
     std::vector<CheckResult> checks;
     std::vector<Finding> findings;
     std::vector<SentinelVerdict> sentinels;
-    nlohmann::json details = nlohmann::json::object();  // workload-specific facts
+    nlohmann::json details = nlohmann::json::object(); // workload-specific facts
     double seconds = 0;
 
     bool ok() const { return !error.has_value(); }
@@ -116,4 +116,4 @@ void from_json(const nlohmann::json& in, WorkloadError& error);
 void to_json(nlohmann::json& out, const WorkloadResult& result);
 void from_json(const nlohmann::json& in, WorkloadResult& result);
 
-}  // namespace leakgate
+} // namespace leakgate

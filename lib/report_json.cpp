@@ -10,7 +10,7 @@ json toJson(const Report& report) {
     json checks = json::array();
     json findings = json::array();
     for (const auto& result : report.results) {
-        if (result.role != "target") continue;  // the baseline stays in `results`
+        if (result.role != "target") continue; // the baseline stays in `results`
         for (const auto& check : result.checks) {
             json entry = check;
             entry["workload"] = result.workload;
@@ -32,13 +32,16 @@ json toJson(const Report& report) {
                 {"findings", std::move(findings)}};
 }
 
-std::string formatJson(const Report& report) { return toJson(report).dump(2) + "\n"; }
+std::string formatJson(const Report& report) {
+    return toJson(report).dump(2) + "\n";
+}
 
 std::string formatBisectJson(const BisectReport& report) {
     json versions = json::array();
     for (const auto& row : report.rows) {
         json statuses = json::object();
-        for (const auto& [check, status] : row.statuses) statuses[check] = toString(status);
+        for (const auto& [check, status] : row.statuses)
+            statuses[check] = toString(status);
         versions.push_back({{"version", row.version},
                             {"status", row.error ? "error" : "ok"},
                             {"error", row.error ? json(*row.error) : json(nullptr)},
@@ -60,4 +63,4 @@ std::string formatBisectJson(const BisectReport& report) {
            "\n";
 }
 
-}  // namespace leakgate
+} // namespace leakgate

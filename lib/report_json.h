@@ -12,4 +12,4 @@ nlohmann::json toJson(const Report& report);
 std::string formatJson(const Report& report);
 std::string formatBisectJson(const BisectReport& report);
 
-}  // namespace leakgate
+} // namespace leakgate

@@ -15,10 +15,14 @@ std::string paint(const TextOptions& options, const char* code, const std::strin
 
 std::string statusWord(const TextOptions& options, Status status) {
     switch (status) {
-        case Status::kPass: return paint(options, "32", "PASS ");
-        case Status::kFail: return paint(options, "31;1", "FAIL ");
-        case Status::kSkip: return paint(options, "33", "SKIP ");
-        case Status::kError: return paint(options, "35;1", "ERROR");
+    case Status::kPass:
+        return paint(options, "32", "PASS ");
+    case Status::kFail:
+        return paint(options, "31;1", "FAIL ");
+    case Status::kSkip:
+        return paint(options, "33", "SKIP ");
+    case Status::kError:
+        return paint(options, "35;1", "ERROR");
     }
     return "?";
 }
@@ -35,27 +39,31 @@ void writeFinding(std::string& out, const TextOptions& options, const Finding& f
     out += fmt::format("\n{} {}\n", paint(options, "1", finding.kind + ":"), finding.summary);
     if (!finding.path.empty()) {
         std::string path = finding.kind == "retained-frame" ? finding.root : "its frame";
-        for (const auto& step : finding.path) path += fmt::format(" --{}--> {}", step.label, step.to);
+        for (const auto& step : finding.path)
+            path += fmt::format(" --{}--> {}", step.label, step.to);
         out += fmt::format("  path:  {}\n", path);
     }
     if (!finding.frames.empty()) {
-        std::string hidden =
-            finding.harnessFrames ? fmt::format(", and {} of leakgate's own", finding.harnessFrames) : "";
-        out += fmt::format("  pins {} frame{} through f_back{} (culprit first):\n", finding.frames.size(),
-                           finding.frames.size() == 1 ? "" : "s", hidden);
+        std::string hidden = finding.harnessFrames
+                                 ? fmt::format(", and {} of leakgate's own", finding.harnessFrames)
+                                 : "";
+        out += fmt::format("  pins {} frame{} through f_back{} (culprit first):\n",
+                           finding.frames.size(), finding.frames.size() == 1 ? "" : "s", hidden);
         size_t width = 0;
-        for (const auto& frame : finding.frames) width = std::max(width, frame.function.size());
+        for (const auto& frame : finding.frames)
+            width = std::max(width, frame.function.size());
         for (const auto& frame : finding.frames) {
-            out += fmt::format("    {:<{}}  {}:{}\n", frame.function, width, displayPath(frame.file), frame.line);
+            out += fmt::format("    {:<{}}  {}:{}\n", frame.function, width, displayPath(frame.file),
+                               frame.line);
         }
     }
-    out += fmt::format("  pins {} object{}, about {}\n", finding.objects, finding.objects == 1 ? "" : "s",
-                       humanBytes(finding.bytes));
+    out += fmt::format("  pins {} object{}, about {}\n", finding.objects,
+                       finding.objects == 1 ? "" : "s", humanBytes(finding.bytes));
     out += fmt::format("  fix:   {}\n", finding.fix);
 }
 
 void writeSentinels(std::string& out, const std::vector<SentinelVerdict>& sentinels) {
-    std::map<std::string, std::pair<int, std::int64_t>> byVerdict;  // verdict -> (count, bytes)
+    std::map<std::string, std::pair<int, std::int64_t>> byVerdict; // verdict -> (count, bytes)
     for (const auto& sentinel : sentinels) {
         auto& [count, bytes] = byVerdict[sentinel.verdict];
         ++count;
@@ -65,12 +73,14 @@ void writeSentinels(std::string& out, const std::vector<SentinelVerdict>& sentin
     for (const char* verdict : {"never-freed", "freed-by-gc-only", "freed-by-refcount"}) {
         auto found = byVerdict.find(verdict);
         if (found == byVerdict.end()) continue;
-        parts.push_back(fmt::format("{} {} ({})", found->second.first, verdict, humanBytes(found->second.second)));
+        parts.push_back(
+            fmt::format("{} {} ({})", found->second.first, verdict, humanBytes(found->second.second)));
     }
     out += fmt::format("  sentinels: {}\n", fmt::join(parts, ", "));
     constexpr int kShown = 6;
     int shown = 0;
-    int outlived = static_cast<int>(sentinels.size()) - (byVerdict.count("freed-by-refcount") ? byVerdict["freed-by-refcount"].first : 0);
+    int outlived = static_cast<int>(sentinels.size()) -
+                   (byVerdict.count("freed-by-refcount") ? byVerdict["freed-by-refcount"].first : 0);
     for (const auto& sentinel : sentinels) {
         if (sentinel.verdict == "freed-by-refcount") continue;
         if (shown++ == kShown) {
@@ -82,7 +92,7 @@ void writeSentinels(std::string& out, const std::vector<SentinelVerdict>& sentin
     }
 }
 
-}  // namespace
+} // namespace
 
 std::string humanBytes(std::int64_t bytes) {
     const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
@@ -92,7 +102,8 @@ std::string humanBytes(std::int64_t bytes) {
         value /= 1024;
         ++unit;
     }
-    return unit == 0 ? fmt::format("{} B", bytes) : fmt::format("{:.1f} {} ({} bytes)", value, units[unit], bytes);
+    return unit == 0 ? fmt::format("{} B", bytes)
+                     : fmt::format("{:.1f} {} ({} bytes)", value, units[unit], bytes);
 }
 
 std::string formatText(const Report& report, const TextOptions& options) {
@@ -102,7 +113,8 @@ std::string formatText(const Report& report, const TextOptions& options) {
         out += fmt::format("leakgate {}: {} {}{} (Python {})\n", report.command, result.workload,
                            displayPath(result.subject), role, report.pythonVersion);
         for (const auto& check : result.checks) {
-            out += fmt::format("  {} {:<15} {}\n", statusWord(options, check.status), check.name, check.reason);
+            out += fmt::format("  {} {:<15} {}\n", statusWord(options, check.status), check.name,
+                               check.reason);
         }
         if (result.error) {
             out += fmt::format("  {} {}\n", paint(options, "35;1", "error:"), result.error->message);
@@ -121,7 +133,8 @@ std::string formatText(const Report& report, const TextOptions& options) {
         if (!result.sentinels.empty()) writeSentinels(out, result.sentinels);
         // The reference is the baseline: its findings are in the JSON, its checks say enough here.
         if (result.role != "reference") {
-            for (const auto& finding : result.findings) writeFinding(out, options, finding);
+            for (const auto& finding : result.findings)
+                writeFinding(out, options, finding);
         }
         out += "\n";
     }
@@ -131,17 +144,19 @@ std::string formatText(const Report& report, const TextOptions& options) {
     return out;
 }
 
-}  // namespace leakgate
+} // namespace leakgate
 
 namespace leakgate {
 
 std::string formatBisectText(const BisectReport& report, const TextOptions& options) {
-    std::string out = fmt::format("leakgate bisect: {}, target {} (Python {})\n\n", report.package, report.target,
-                                  report.pythonVersion);
+    std::string out = fmt::format("leakgate bisect: {}, target {} (Python {})\n\n", report.package,
+                                  report.target, report.pythonVersion);
     size_t width = 5;
-    for (const auto& check : report.checks) width = std::max(width, check.size());
+    for (const auto& check : report.checks)
+        width = std::max(width, check.size());
     out += fmt::format("{:<{}}", "check", width + 2);
-    for (const auto& row : report.rows) out += fmt::format("  {:<8}", row.version);
+    for (const auto& row : report.rows)
+        out += fmt::format("  {:<8}", row.version);
     out += "  first bad  first good\n";
     for (const auto& check : report.checks) {
         out += fmt::format("{:<{}}", check, width + 2);
@@ -151,8 +166,10 @@ std::string formatBisectText(const BisectReport& report, const TextOptions& opti
                 auto found = row.statuses.find(check);
                 cell = found == row.statuses.end() ? "-" : toString(found->second);
             }
-            if (cell == "fail") cell = paint(options, "31;1", "FAIL    ");
-            else cell = fmt::format("{:<8}", cell);
+            if (cell == "fail")
+                cell = paint(options, "31;1", "FAIL    ");
+            else
+                cell = fmt::format("{:<8}", cell);
             out += "  " + cell;
         }
         auto bad = report.firstBad.find(check);
@@ -168,10 +185,13 @@ std::string formatBisectText(const BisectReport& report, const TextOptions& opti
         }
         for (const auto& result : row.report->results) {
             if (result.role != "target") continue;
-            if (result.error) out += fmt::format("{} {}: error: {}\n", row.version, result.workload, result.error->message);
+            if (result.error)
+                out += fmt::format("{} {}: error: {}\n", row.version, result.workload,
+                                   result.error->message);
             for (const auto& check : result.checks) {
                 if (check.status == Status::kFail || check.status == Status::kError) {
-                    out += fmt::format("{} {} {}: {}\n", row.version, toString(check.status), check.name, check.reason);
+                    out += fmt::format("{} {} {}: {}\n", row.version, toString(check.status), check.name,
+                                       check.reason);
                 }
             }
         }
@@ -180,4 +200,4 @@ std::string formatBisectText(const BisectReport& report, const TextOptions& opti
     return out;
 }
 
-}  // namespace leakgate
+} // namespace leakgate

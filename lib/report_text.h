@@ -21,4 +21,4 @@ std::string formatBisectText(const BisectReport& report, const TextOptions& opti
 // "1.0 GiB", "512 B"
 std::string humanBytes(std::int64_t bytes);
 
-}  // namespace leakgate
+} // namespace leakgate

@@ -15,14 +15,19 @@ namespace leakgate {
 static const char* const kScanChecks[] = {"frame-cycle", "retained-frame"};
 
 Report runScan(const ScanOptions& options) {
-    if (!std::ifstream(options.script)) throw UsageError(fmt::format("cannot read script {}", options.script));
-    python::Environment env = python::queryEnvironment(options.python.value_or(python::buildPythonExecutable()));
+    if (!std::ifstream(options.script))
+        throw UsageError(fmt::format("cannot read script {}", options.script));
+    python::Environment env =
+        python::queryEnvironment(options.python.value_or(python::buildPythonExecutable()));
 
     std::vector<std::string> argv{options.script};
     argv.insert(argv.end(), options.args.begin(), options.args.end());
     worker::WorkerRequest request;
-    request.spec = {{"workload", "scan"}, {"subject", options.script}, {"script", options.script},
-                    {"environment", env},  {"argv", argv}};
+    request.spec = {{"workload", "scan"},
+                    {"subject", options.script},
+                    {"script", options.script},
+                    {"environment", env},
+                    {"argv", argv}};
     request.timeout = options.timeout;
     request.forwardOutput = options.forwardOutput;
     WorkloadResult result = worker::runInWorker(request);
@@ -30,7 +35,9 @@ Report runScan(const ScanOptions& options) {
     for (const char* name : kScanChecks) {
         bool decided = std::any_of(result.checks.begin(), result.checks.end(),
                                    [&](const CheckResult& check) { return check.name == name; });
-        if (!decided) result.checks.push_back({name, Status::kError, result.error ? result.error->message : "not run"});
+        if (!decided)
+            result.checks.push_back(
+                {name, Status::kError, result.error ? result.error->message : "not run"});
     }
 
     Report report;
@@ -41,4 +48,4 @@ Report runScan(const ScanOptions& options) {
     return report;
 }
 
-}  // namespace leakgate
+} // namespace leakgate

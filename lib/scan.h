@@ -13,7 +13,7 @@ namespace leakgate {
 struct ScanOptions {
     std::string script;
     std::vector<std::string> args;
-    std::optional<std::string> python;       // --python; default: the interpreter of this build
+    std::optional<std::string> python; // --python; default: the interpreter of this build
     std::chrono::seconds timeout{300};
     bool forwardOutput = true;
 };
@@ -21,4 +21,4 @@ struct ScanOptions {
 // Throws UsageError when nothing can run (no such script, a Python of another version).
 Report runScan(const ScanOptions& options);
 
-}  // namespace leakgate
+} // namespace leakgate

@@ -21,7 +21,8 @@ std::atomic<std::uint64_t> g_allocations{0};
 std::atomic<std::uint64_t> g_frees{0};
 
 void countAllocation() {
-    if (g_counting.load(std::memory_order_relaxed)) g_allocations.fetch_add(1, std::memory_order_relaxed);
+    if (g_counting.load(std::memory_order_relaxed))
+        g_allocations.fetch_add(1, std::memory_order_relaxed);
 }
 
 void countFree() {
@@ -60,18 +61,21 @@ void countingFree(void* context, void* block) {
     if (block) countFree();
 }
 
-}  // namespace
+} // namespace
 
 void AllocationCounter::install() {
     if (g_installed.exchange(true)) return;
     for (Domain& domain : g_domains) {
         PyMem_GetAllocator(domain.id, &domain.original);
-        PyMemAllocatorEx counting{&domain, countingMalloc, countingCalloc, countingRealloc, countingFree};
+        PyMemAllocatorEx counting{&domain, countingMalloc, countingCalloc, countingRealloc,
+                                  countingFree};
         PyMem_SetAllocator(domain.id, &counting);
     }
 }
 
-bool AllocationCounter::installed() { return g_installed.load(); }
+bool AllocationCounter::installed() {
+    return g_installed.load();
+}
 
 void AllocationCounter::start() {
     LEAKGATE_CHECK(g_installed.load());
@@ -86,4 +90,4 @@ AllocationCounts AllocationCounter::stop() {
     return {g_allocations.load(std::memory_order_relaxed), g_frees.load(std::memory_order_relaxed)};
 }
 
-}  // namespace leakgate::probes
+} // namespace leakgate::probes

@@ -27,4 +27,4 @@ class AllocationCounter {
     static AllocationCounts stop();
 };
 
-}  // namespace leakgate::probes
+} // namespace leakgate::probes

@@ -27,20 +27,25 @@ class FrameCycleProbe final : public Probe {
         auto& findings = cycles.findings;
         result.details["pinned_bytes"] = cycles.total.bytes;
         if (findings.empty()) {
-            result.checks.push_back({"frame-cycle", Status::kPass,
-                                     fmt::format("no frame in cyclic garbage ({} objects collected)", saved)});
+            result.checks.push_back(
+                {"frame-cycle", Status::kPass,
+                 fmt::format("no frame in cyclic garbage ({} objects collected)", saved)});
         } else {
-            result.checks.push_back({"frame-cycle", Status::kFail,
-                                     fmt::format("{} frame cycle{} in cyclic garbage pin {} in all; {}",
-                                                 findings.size(), findings.size() == 1 ? "" : "s",
-                                                 humanBytes(cycles.total.bytes), findings.front().summary)});
+            result.checks.push_back(
+                {"frame-cycle", Status::kFail,
+                 fmt::format("{} frame cycle{} in cyclic garbage pin {} in all; {}", findings.size(),
+                             findings.size() == 1 ? "" : "s", humanBytes(cycles.total.bytes),
+                             findings.front().summary)});
         }
-        for (auto& finding : findings) result.findings.push_back(std::move(finding));
+        for (auto& finding : findings)
+            result.findings.push_back(std::move(finding));
     }
 };
 
-}  // namespace
+} // namespace
 
-std::unique_ptr<Probe> makeFrameCycleProbe() { return std::make_unique<FrameCycleProbe>(); }
+std::unique_ptr<Probe> makeFrameCycleProbe() {
+    return std::make_unique<FrameCycleProbe>();
+}
 
-}  // namespace leakgate::probes
+} // namespace leakgate::probes

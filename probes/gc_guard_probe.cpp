@@ -14,11 +14,11 @@ namespace py = pybind11;
 
 // Where the code under test called gc.enable(); empty when it did not. One guard per worker.
 std::string g_enabledAt;
-PyObject* g_originalEnable = nullptr;  // Strong reference, for the life of the worker
+PyObject* g_originalEnable = nullptr; // Strong reference, for the life of the worker
 
 PyObject* guardedEnable(PyObject*, PyObject*) {
     if (g_enabledAt.empty()) {
-        PyFrameObject* caller = PyEval_GetFrame();  // Borrowed reference
+        PyFrameObject* caller = PyEval_GetFrame(); // Borrowed reference
         if (caller) {
             FrameInfo info = scanner::frameInfo(reinterpret_cast<PyObject*>(caller));
             g_enabledAt = fmt::format("{}:{} in {}", info.file, info.line, info.function);
@@ -51,19 +51,21 @@ class GcGuardProbe final : public Probe {
     }
 };
 
-}  // namespace
+} // namespace
 
 void watchGcEnable() {
     py::module_ gc = py::module_::import("gc");
     g_enabledAt.clear();
     if (g_originalEnable == nullptr) {
         g_originalEnable = gc.attr("enable").ptr();
-        Py_INCREF(g_originalEnable);  // kept for the life of the worker
+        Py_INCREF(g_originalEnable); // kept for the life of the worker
         gc.attr("enable") = py::reinterpret_steal<py::object>(PyCFunction_New(&g_enableDef, nullptr));
     }
     gc.attr("disable")();
 }
 
-std::unique_ptr<Probe> makeGcGuardProbe() { return std::make_unique<GcGuardProbe>(); }
+std::unique_ptr<Probe> makeGcGuardProbe() {
+    return std::make_unique<GcGuardProbe>();
+}
 
-}  // namespace leakgate::probes
+} // namespace leakgate::probes

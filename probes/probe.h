@@ -54,4 +54,4 @@ std::unique_ptr<Probe> makeRetainedFrameProbe();
 // Gives every sentinel the workload made a verdict (check `sentinels`).
 std::unique_ptr<Probe> makeSentinelProbe();
 
-}  // namespace leakgate::probes
+} // namespace leakgate::probes

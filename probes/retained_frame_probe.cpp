@@ -16,8 +16,8 @@ namespace leakgate::probes {
 namespace {
 
 namespace py = pybind11;
-using python::OwnedRef;
 using python::own;
+using python::OwnedRef;
 
 // Frames some thread is running: each thread's top frame and its f_back chain.
 std::unordered_set<PyObject*> executingFrames() {
@@ -55,8 +55,8 @@ class RootNamer {
     }
 
   private:
-    PyObject* sysModules_ = nullptr;                      // Borrowed reference
-    std::unordered_map<PyObject*, std::string> names_;    // Borrowed keys: modules live on
+    PyObject* sysModules_ = nullptr;                   // Borrowed reference
+    std::unordered_map<PyObject*, std::string> names_; // Borrowed keys: modules live on
 };
 
 class RetainedFrameProbe final : public Probe {
@@ -69,7 +69,7 @@ class RetainedFrameProbe final : public Probe {
         std::unordered_set<PyObject*> executing = executingFrames();
         py::list objects = gc.attr("get_objects")();
         std::unordered_set<PyObject*> suspended;
-        std::vector<PyObject*> frames;  // Borrowed references: `objects` keeps them alive
+        std::vector<PyObject*> frames; // Borrowed references: `objects` keeps them alive
         for (py::handle object : objects) {
             PyObject* raw = object.ptr();
             if (PyFrame_Check(raw)) {
@@ -82,7 +82,7 @@ class RetainedFrameProbe final : public Probe {
                         continue;
                     }
                     suspended.insert(frame);
-                    Py_DECREF(frame);  // the generator keeps it alive
+                    Py_DECREF(frame); // the generator keeps it alive
                 }
             }
         }
@@ -95,38 +95,46 @@ class RetainedFrameProbe final : public Probe {
         }
         result.details["live_frames"] = frames.size();
         if (retained.empty()) {
-            result.checks.push_back({"retained-frame", Status::kPass,
-                                     fmt::format("no frame outlived its call ({} live frame{}, each running or "
-                                                 "suspended)",
-                                                 frames.size(), frames.size() == 1 ? "" : "s")});
+            result.checks.push_back(
+                {"retained-frame", Status::kPass,
+                 fmt::format("no frame outlived its call ({} live frame{}, each running or "
+                             "suspended)",
+                             frames.size(), frames.size() == 1 ? "" : "s")});
             return;
         }
 
-        std::vector<PyObject*> heap;  // Borrowed references
+        std::vector<PyObject*> heap; // Borrowed references
         heap.reserve(objects.size());
-        for (py::handle object : objects) heap.push_back(object.ptr());
+        for (py::handle object : objects)
+            heap.push_back(object.ptr());
         auto graph = scanner::ObjectGraph::build(heap);
         std::vector<std::int64_t> external(graph.size());
         for (scanner::NodeId node = 0; node < graph.size(); ++node) {
             // One reference is the `objects` list's own.
-            external[node] = static_cast<std::int64_t>(Py_REFCNT(graph.object(node))) - graph.inDegree(node) - 1;
+            external[node] =
+                static_cast<std::int64_t>(Py_REFCNT(graph.object(node))) - graph.inDegree(node) - 1;
         }
         std::vector<scanner::NodeId> retainedNodes;
-        for (PyObject* frame : retained) retainedNodes.push_back(*graph.find(frame));
+        for (PyObject* frame : retained)
+            retainedNodes.push_back(*graph.find(frame));
         RootNamer namer;
-        auto findings = scanner::explainRetainedFrames({graph, retainedNodes, external, std::cref(namer)});
-        result.checks.push_back({"retained-frame", Status::kFail,
-                                 fmt::format("{} frame{} outlived {} call{} after a full collection: {}",
-                                             retained.size(), retained.size() == 1 ? "" : "s",
-                                             retained.size() == 1 ? "its" : "their",
-                                             retained.size() == 1 ? "" : "s",
-                                             findings.empty() ? "" : findings.front().summary)});
-        for (auto& finding : findings) result.findings.push_back(std::move(finding));
+        auto findings =
+            scanner::explainRetainedFrames({graph, retainedNodes, external, std::cref(namer)});
+        result.checks.push_back(
+            {"retained-frame", Status::kFail,
+             fmt::format("{} frame{} outlived {} call{} after a full collection: {}", retained.size(),
+                         retained.size() == 1 ? "" : "s", retained.size() == 1 ? "its" : "their",
+                         retained.size() == 1 ? "" : "s",
+                         findings.empty() ? "" : findings.front().summary)});
+        for (auto& finding : findings)
+            result.findings.push_back(std::move(finding));
     }
 };
 
-}  // namespace
+} // namespace
 
-std::unique_ptr<Probe> makeRetainedFrameProbe() { return std::make_unique<RetainedFrameProbe>(); }
+std::unique_ptr<Probe> makeRetainedFrameProbe() {
+    return std::make_unique<RetainedFrameProbe>();
+}
 
-}  // namespace leakgate::probes
+} // namespace leakgate::probes

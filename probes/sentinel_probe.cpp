@@ -12,7 +12,9 @@
 namespace leakgate::probes {
 namespace {
 
-bool isAlive(const TrackedSentinel& sentinel) { return python::weakrefIsAlive(sentinel.weakref.get()); }
+bool isAlive(const TrackedSentinel& sentinel) {
+    return python::weakrefIsAlive(sentinel.weakref.get());
+}
 
 class SentinelProbe final : public Probe {
   public:
@@ -21,7 +23,8 @@ class SentinelProbe final : public Probe {
     void before() override { sentinelRegistry().clear(); }
 
     void afterReturn(WorkloadResult&) override {
-        for (auto& sentinel : sentinelRegistry()) sentinel.aliveAfterReturn = isAlive(sentinel);
+        for (auto& sentinel : sentinelRegistry())
+            sentinel.aliveAfterReturn = isAlive(sentinel);
     }
 
     void inGarbage(std::span<PyObject* const> garbage, WorkloadResult&) override {
@@ -35,7 +38,7 @@ class SentinelProbe final : public Probe {
 
     void afterCollection(WorkloadResult& result) override {
         std::map<std::string, int> counts;
-        std::map<std::string, std::int64_t> pinned;  // per payload kind
+        std::map<std::string, std::int64_t> pinned; // per payload kind
         std::int64_t pinnedTotal = 0;
         for (auto& sentinel : sentinelRegistry()) {
             sentinel.aliveAfterCollection = isAlive(sentinel);
@@ -49,17 +52,22 @@ class SentinelProbe final : public Probe {
             }
             result.sentinels.push_back({sentinel.label, sentinel.kind, sentinel.bytes, verdict});
         }
-        for (const auto& [kind, bytes] : pinned) result.details["pinned_sentinel_bytes"][kind] = bytes;
+        for (const auto& [kind, bytes] : pinned)
+            result.details["pinned_sentinel_bytes"][kind] = bytes;
         size_t total = sentinelRegistry().size();
         sentinelRegistry().clear();
         if (total == 0) {
-            result.checks.push_back({"sentinels", Status::kSkip, "the workload placed no sentinel", std::nullopt});
+            result.checks.push_back(
+                {"sentinels", Status::kSkip, "the workload placed no sentinel", std::nullopt});
             return;
         }
         int freedByRefcount = counts["freed-by-refcount"];
         if (freedByRefcount == static_cast<int>(total)) {
-            result.checks.push_back({"sentinels", Status::kPass,
-                                     fmt::format("{} sentinel{} freed by reference counting", total == 1 ? "the" : fmt::format("all {}", total), total == 1 ? "" : "s"), 0});
+            result.checks.push_back(
+                {"sentinels", Status::kPass,
+                 fmt::format("{} sentinel{} freed by reference counting",
+                             total == 1 ? "the" : fmt::format("all {}", total), total == 1 ? "" : "s"),
+                 0});
             return;
         }
         std::vector<std::string> parts;
@@ -67,14 +75,14 @@ class SentinelProbe final : public Probe {
         if (int n = counts["freed-by-gc-only"]) parts.push_back(fmt::format("{} freed-by-gc-only", n));
         result.checks.push_back(
             {"sentinels", Status::kFail,
-             fmt::format("{} of {} sentinels outlived their frames ({}): {} pinned until {}", total - freedByRefcount,
-                         total, fmt::join(parts, ", "), humanBytes(pinnedTotal),
+             fmt::format("{} of {} sentinels outlived their frames ({}): {} pinned until {}",
+                         total - freedByRefcount, total, fmt::join(parts, ", "), humanBytes(pinnedTotal),
                          counts["never-freed"] ? "the process ends" : "gc.collect()"),
              pinnedTotal});
     }
 };
 
-}  // namespace
+} // namespace
 
 std::vector<TrackedSentinel>& sentinelRegistry() {
     static std::vector<TrackedSentinel> registry;
@@ -92,6 +100,8 @@ void trackSentinel(PyObject* sentinel, std::string label, std::string kind, std:
     sentinelRegistry().push_back(std::move(tracked));
 }
 
-std::unique_ptr<Probe> makeSentinelProbe() { return std::make_unique<SentinelProbe>(); }
+std::unique_ptr<Probe> makeSentinelProbe() {
+    return std::make_unique<SentinelProbe>();
+}
 
-}  // namespace leakgate::probes
+} // namespace leakgate::probes

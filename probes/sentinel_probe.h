@@ -13,11 +13,11 @@ namespace leakgate::probes {
 
 struct TrackedSentinel {
     std::string label;
-    std::string kind;              // payload kind: "host" (later "device", "torch")
+    std::string kind; // payload kind: "host" (later "device", "torch")
     std::int64_t bytes = 0;
-    python::OwnedRef weakref;      // to the sentinel
-    PyObject* identity = nullptr;  // Borrowed reference, valid only while the weakref is alive or
-                                   // the object sits in gc.garbage
+    python::OwnedRef weakref;     // to the sentinel
+    PyObject* identity = nullptr; // Borrowed reference, valid only while the weakref is alive or
+                                  // the object sits in gc.garbage
     bool aliveAfterReturn = false;
     bool inSavedGarbage = false;
     bool aliveAfterCollection = false;
@@ -29,4 +29,4 @@ std::vector<TrackedSentinel>& sentinelRegistry();
 // Tracks `sentinel` (borrowed) under `label`.
 void trackSentinel(PyObject* sentinel, std::string label, std::string kind, std::int64_t bytes);
 
-}  // namespace leakgate::probes
+} // namespace leakgate::probes

@@ -15,13 +15,19 @@ struct DecRef {
 };
 using OwnedRef = std::unique_ptr<PyObject, DecRef>;
 
-inline OwnedRef own(PyObject* newReference) { return OwnedRef(newReference); }
+inline OwnedRef own(PyObject* newReference) {
+    return OwnedRef(newReference);
+}
 
 // New reference: the frame's caller, or null (no exception set).
-inline OwnedRef frameBack(PyFrameObject* frame) { return own(reinterpret_cast<PyObject*>(PyFrame_GetBack(frame))); }
+inline OwnedRef frameBack(PyFrameObject* frame) {
+    return own(reinterpret_cast<PyObject*>(PyFrame_GetBack(frame)));
+}
 
 // New reference: the frame's code object.
-inline OwnedRef frameCode(PyFrameObject* frame) { return own(reinterpret_cast<PyObject*>(PyFrame_GetCode(frame))); }
+inline OwnedRef frameCode(PyFrameObject* frame) {
+    return own(reinterpret_cast<PyObject*>(PyFrame_GetCode(frame)));
+}
 
 // New reference: the code's qualified name. co_qualname exists from 3.11; 3.10 has co_name only.
 inline OwnedRef codeQualifiedName(PyObject* code) {
@@ -35,13 +41,14 @@ inline OwnedRef codeQualifiedName(PyObject* code) {
 // New reference: the frame's locals as a mapping. On 3.10 to 3.12 this materialises a dict on the
 // frame (PyFrame_FastToLocals), which adds references: call it only after the graph is built.
 // On 3.13 it is a write-through FrameLocalsProxy (PEP 667) that adds nothing.
-inline OwnedRef frameLocals(PyObject* frame) { return own(PyObject_GetAttrString(frame, "f_locals")); }
+inline OwnedRef frameLocals(PyObject* frame) {
+    return own(PyObject_GetAttrString(frame, "f_locals"));
+}
 
 // Objects that live forever (3.12+) have no meaningful reference count.
 inline bool isImmortal(PyObject* object) {
 #if PY_VERSION_HEX >= 0x030C0000
-    return Py_REFCNT(object) >= static_cast<Py_ssize_t>(UINT32_MAX) >> 2 ||
-           _Py_IsImmortal(object);
+    return Py_REFCNT(object) >= static_cast<Py_ssize_t>(UINT32_MAX) >> 2 || _Py_IsImmortal(object);
 #else
     (void)object;
     return false;
@@ -59,7 +66,7 @@ inline bool weakrefIsAlive(PyObject* weakref) {
     Py_XDECREF(referent);
     return referent != nullptr;
 #else
-    PyObject* referent = PyWeakref_GetObject(weakref);  // Borrowed reference
+    PyObject* referent = PyWeakref_GetObject(weakref); // Borrowed reference
     return referent != nullptr && referent != Py_None;
 #endif
 }
@@ -69,4 +76,4 @@ inline bool isGcTracked(PyObject* object) {
     return PyObject_IS_GC(object) && PyObject_GC_IsTracked(object);
 }
 
-}  // namespace leakgate::python
+} // namespace leakgate::python

@@ -42,10 +42,14 @@ std::string majorMinor(const std::string& version) {
     return version.substr(0, second);
 }
 
-}  // namespace
+} // namespace
 
-std::string buildPythonExecutable() { return LEAKGATE_PYTHON_EXECUTABLE; }
-std::string embeddedPythonVersion() { return LEAKGATE_PYTHON_VERSION; }
+std::string buildPythonExecutable() {
+    return LEAKGATE_PYTHON_EXECUTABLE;
+}
+std::string embeddedPythonVersion() {
+    return LEAKGATE_PYTHON_VERSION;
+}
 
 Environment queryEnvironment(const std::string& executable) {
     worker::ProcessSpec spec;
@@ -54,30 +58,33 @@ Environment queryEnvironment(const std::string& executable) {
     spec.timeout = std::chrono::seconds(60);
     worker::ProcessOutcome outcome = worker::runProcess(spec);
     if (outcome.exitCode != 0) {
-        throw UsageError(fmt::format("--python {}: the interpreter did not run (exit {}): {}", executable,
-                                     outcome.exitCode.value_or(-1), outcome.stderrTail));
+        throw UsageError(fmt::format("--python {}: the interpreter did not run (exit {}): {}",
+                                     executable, outcome.exitCode.value_or(-1), outcome.stderrTail));
     }
     Environment env;
     try {
         env = nlohmann::json::parse(outcome.stdoutText).get<Environment>();
     } catch (const nlohmann::json::exception& error) {
-        throw UsageError(fmt::format("--python {}: unexpected answer from the interpreter: {}", executable,
-                                     error.what()));
+        throw UsageError(fmt::format("--python {}: unexpected answer from the interpreter: {}",
+                                     executable, error.what()));
     }
     if (majorMinor(env.version) != embeddedPythonVersion()) {
         throw UsageError(fmt::format(
             "--python {} is Python {}, but this leakgate build embeds Python {}; build leakgate again "
             "for {} (one build directory per Python: cmake -B build-{} -DLEAKGATE_PYTHON={})",
-            executable, env.version, embeddedPythonVersion(), majorMinor(env.version), majorMinor(env.version),
-            executable));
+            executable, env.version, embeddedPythonVersion(), majorMinor(env.version),
+            majorMinor(env.version), executable));
     }
     return env;
 }
 
 void to_json(nlohmann::json& out, const Environment& env) {
-    out = nlohmann::json{{"executable", env.executable},   {"version", env.version},
-                         {"prefix", env.prefix},           {"exec_prefix", env.execPrefix},
-                         {"base_prefix", env.basePrefix},  {"base_exec_prefix", env.baseExecPrefix},
+    out = nlohmann::json{{"executable", env.executable},
+                         {"version", env.version},
+                         {"prefix", env.prefix},
+                         {"exec_prefix", env.execPrefix},
+                         {"base_prefix", env.basePrefix},
+                         {"base_exec_prefix", env.baseExecPrefix},
                          {"path", env.path}};
 }
 
@@ -91,4 +98,4 @@ void from_json(const nlohmann::json& in, Environment& env) {
     in.at("path").get_to(env.path);
 }
 
-}  // namespace leakgate::python
+} // namespace leakgate::python

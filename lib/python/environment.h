@@ -12,12 +12,12 @@ namespace leakgate::python {
 
 struct Environment {
     std::string executable;
-    std::string version;          // full version, "3.11.7"
+    std::string version; // full version, "3.11.7"
     std::string prefix;
     std::string execPrefix;
     std::string basePrefix;
     std::string baseExecPrefix;
-    std::vector<std::string> path;  // that interpreter's sys.path, without the script directory
+    std::vector<std::string> path; // that interpreter's sys.path, without the script directory
 };
 
 // The interpreter leakgate was built against (its libpython is the one embedded).
@@ -32,4 +32,4 @@ Environment queryEnvironment(const std::string& executable);
 void to_json(nlohmann::json& out, const Environment& env);
 void from_json(const nlohmann::json& in, Environment& env);
 
-}  // namespace leakgate::python
+} // namespace leakgate::python

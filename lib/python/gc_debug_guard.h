@@ -7,7 +7,7 @@ namespace leakgate::python {
 
 class GcDebugGuard {
   public:
-    static constexpr int kSaveAll = 32;  // gc.DEBUG_SAVEALL
+    static constexpr int kSaveAll = 32; // gc.DEBUG_SAVEALL
 
     explicit GcDebugGuard(int flags) : gc_(pybind11::module_::import("gc")) {
         previous_ = gc_.attr("get_debug")();
@@ -31,4 +31,4 @@ class GcDebugGuard {
     pybind11::object previous_;
 };
 
-}  // namespace leakgate::python
+} // namespace leakgate::python

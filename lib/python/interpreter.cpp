@@ -11,11 +11,12 @@ void setString(PyConfig& config, wchar_t** field, const std::string& value) {
     PyStatus status = PyConfig_SetBytesString(&config, field, value.c_str());
     if (PyStatus_Exception(status)) {
         PyConfig_Clear(&config);
-        throw EnvironmentError(fmt::format("cannot configure Python: {}", status.err_msg ? status.err_msg : "?"));
+        throw EnvironmentError(
+            fmt::format("cannot configure Python: {}", status.err_msg ? status.err_msg : "?"));
     }
 }
 
-}  // namespace
+} // namespace
 
 Interpreter::Interpreter(const Environment& env, const std::vector<std::string>& argv) {
     PyConfig config;
@@ -33,7 +34,8 @@ Interpreter::Interpreter(const Environment& env, const std::vector<std::string>&
     for (const auto& entry : env.path) {
         std::wstring wide(entry.begin(), entry.end());
         wchar_t* decoded = Py_DecodeLocale(entry.c_str(), nullptr);
-        PyStatus status = PyWideStringList_Append(&config.module_search_paths, decoded ? decoded : wide.c_str());
+        PyStatus status =
+            PyWideStringList_Append(&config.module_search_paths, decoded ? decoded : wide.c_str());
         if (decoded) PyMem_RawFree(decoded);
         if (PyStatus_Exception(status)) {
             PyConfig_Clear(&config);
@@ -41,7 +43,8 @@ Interpreter::Interpreter(const Environment& env, const std::vector<std::string>&
         }
     }
     std::vector<const char*> args;
-    for (const auto& arg : argv) args.push_back(arg.c_str());
+    for (const auto& arg : argv)
+        args.push_back(arg.c_str());
     // scoped_interpreter takes ownership of the config (it clears it).
     interpreter_ = std::make_unique<pybind11::scoped_interpreter>(&config, static_cast<int>(args.size()),
                                                                   args.data(), false);
@@ -49,6 +52,8 @@ Interpreter::Interpreter(const Environment& env, const std::vector<std::string>&
 
 Interpreter::~Interpreter() = default;
 
-std::string describe(const pybind11::error_already_set& error) { return error.what(); }
+std::string describe(const pybind11::error_already_set& error) {
+    return error.what();
+}
 
-}  // namespace leakgate::python
+} // namespace leakgate::python

@@ -27,4 +27,4 @@ class Interpreter {
 // interpreter lives.
 std::string describe(const pybind11::error_already_set& error);
 
-}  // namespace leakgate::python
+} // namespace leakgate::python

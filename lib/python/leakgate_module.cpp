@@ -7,9 +7,9 @@
 
 #include <cstring>
 #include <fstream>
-#include <unistd.h>
 #include <memory>
 #include <string>
+#include <unistd.h>
 
 namespace leakgate::python {
 namespace {
@@ -22,7 +22,7 @@ class HostSentinel {
     HostSentinel(std::string label, size_t bytes) : label_(std::move(label)), bytes_(bytes) {
         if (bytes_ > 0) {
             payload_ = std::make_unique<char[]>(bytes_);
-            std::memset(payload_.get(), 0xA5, bytes_);  // touch every page: real resident memory
+            std::memset(payload_.get(), 0xA5, bytes_); // touch every page: real resident memory
         }
     }
     const std::string& label() const { return label_; }
@@ -34,7 +34,7 @@ class HostSentinel {
     std::unique_ptr<char[]> payload_;
 };
 
-}  // namespace
+} // namespace
 
 PYBIND11_EMBEDDED_MODULE(_leakgate, module) {
     module.doc() = "leakgate's worker module: sentinels whose lifetimes leakgate measures";
@@ -45,7 +45,8 @@ PYBIND11_EMBEDDED_MODULE(_leakgate, module) {
         // sys.getsizeof sees the payload, so the bytes a finding pins include it.
         .def("__sizeof__", [](const HostSentinel& self) { return sizeof(HostSentinel) + self.bytes(); })
         .def("__repr__", [](const HostSentinel& self) {
-            return "<leakgate sentinel " + self.label() + " (" + std::to_string(self.bytes()) + " bytes)>";
+            return "<leakgate sentinel " + self.label() + " (" + std::to_string(self.bytes()) +
+                   " bytes)>";
         });
     module.def(
         "sentinel",
@@ -74,7 +75,8 @@ PYBIND11_EMBEDDED_MODULE(_leakgate, module) {
             return py::make_tuple(counts.allocations, counts.frees);
         },
         py::arg("callable"), py::arg("calls"),
-        "Call `callable()` `calls` times; return (allocations, frees) made by CPython's allocators meanwhile.");
+        "Call `callable()` `calls` times; return (allocations, frees) made by CPython's allocators "
+        "meanwhile.");
     module.def(
         "rss_bytes",
         []() {
@@ -91,4 +93,4 @@ void registerLeakgateModule() {
     // static registration above, in the link.
 }
 
-}  // namespace leakgate::python
+} // namespace leakgate::python

@@ -8,4 +8,4 @@ namespace leakgate::python {
 // interpreter is created.
 void registerLeakgateModule();
 
-}  // namespace leakgate::python
+} // namespace leakgate::python

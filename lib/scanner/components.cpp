@@ -12,14 +12,14 @@ Components Components::find(const ObjectGraph& graph) {
     result.componentOf_.assign(count, kUnvisited);
     result.members_.reserve(count);
 
-    std::vector<std::uint32_t> order(count, kUnvisited);  // discovery index
+    std::vector<std::uint32_t> order(count, kUnvisited); // discovery index
     std::vector<std::uint32_t> low(count, 0);
-    std::vector<NodeId> stack;  // Tarjan's stack of open nodes
+    std::vector<NodeId> stack; // Tarjan's stack of open nodes
     struct Call {
         NodeId node;
         std::uint32_t nextEdge;
     };
-    std::vector<Call> calls;  // the explicit recursion
+    std::vector<Call> calls; // the explicit recursion
     std::uint32_t nextOrder = 0;
 
     for (NodeId root = 0; root < count; ++root) {
@@ -37,7 +37,7 @@ Components Components::find(const ObjectGraph& graph) {
                     stack.push_back(next);
                     calls.push_back({next, 0});
                 } else if (result.componentOf_[next] == kUnvisited) {
-                    low[call.node] = std::min(low[call.node], order[next]);  // still on the stack
+                    low[call.node] = std::min(low[call.node], order[next]); // still on the stack
                 }
                 continue;
             }
@@ -67,4 +67,4 @@ bool Components::isCyclic(const ObjectGraph& graph, ComponentId component) const
     return std::find(successors.begin(), successors.end(), nodes[0]) != successors.end();
 }
 
-}  // namespace leakgate::scanner
+} // namespace leakgate::scanner

@@ -31,4 +31,4 @@ class Components {
     std::vector<NodeId> members_;
 };
 
-}  // namespace leakgate::scanner
+} // namespace leakgate::scanner

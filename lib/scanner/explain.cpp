@@ -14,15 +14,17 @@
 namespace leakgate::scanner {
 namespace {
 
-using python::OwnedRef;
 using python::own;
+using python::OwnedRef;
 
 constexpr size_t kMaxRetainedGroups = 20;
 
-std::string baseName(const std::string& file) { return std::filesystem::path(file).filename().string(); }
+std::string baseName(const std::string& file) {
+    return std::filesystem::path(file).filename().string();
+}
 
 std::int64_t sizeOf(PyObject* object) {
-    static PyObject* getsizeof = PySys_GetObject("getsizeof");  // Borrowed reference
+    static PyObject* getsizeof = PySys_GetObject("getsizeof"); // Borrowed reference
     if (getsizeof) {
         OwnedRef size = own(PyObject_CallOneArg(getsizeof, object));
         if (size) {
@@ -70,7 +72,8 @@ std::vector<PathStep> labelPath(const ObjectGraph& graph, const std::vector<Node
             if (index.kind == "index") {
                 Py_ssize_t slot = std::stol(index.label.substr(1));
                 std::string name = freeVariableName(from, slot);
-                steps.push_back({"cell", fmt::format("closure cell `{}`", name), describeObject(graph.object(nodes[i + 2]))});
+                steps.push_back({"cell", fmt::format("closure cell `{}`", name),
+                                 describeObject(graph.object(nodes[i + 2]))});
                 ++i;
                 continue;
             }
@@ -78,7 +81,8 @@ std::vector<PathStep> labelPath(const ObjectGraph& graph, const std::vector<Node
         if (label.kind == "__dict__" && i + 2 < nodes.size()) {
             EdgeLabel item = labelEdge(to, graph.object(nodes[i + 2]));
             if (item.kind == "item" && !item.name.empty()) {
-                steps.push_back({"attribute", "." + item.name, describeObject(graph.object(nodes[i + 2]))});
+                steps.push_back(
+                    {"attribute", "." + item.name, describeObject(graph.object(nodes[i + 2]))});
                 ++i;
                 continue;
             }
@@ -112,7 +116,8 @@ std::vector<NodeId> pathWithin(const ObjectGraph& graph, const Components& compo
         queue.pop_front();
         if (node == goal) {
             std::vector<NodeId> path{goal};
-            while (path.back() != start) path.push_back(parent.at(path.back()));
+            while (path.back() != start)
+                path.push_back(parent.at(path.back()));
             path.push_back(from);
             std::reverse(path.begin(), path.end());
             return path;
@@ -128,12 +133,13 @@ std::vector<NodeId> pathWithin(const ObjectGraph& graph, const Components& compo
 
 struct Culprit {
     NodeId frame;
-    std::vector<NodeId> cycle;  // frame .. frame
+    std::vector<NodeId> cycle; // frame .. frame
     bool throughOwnLocals;
 };
 
 // The frame whose own locals or cells lead back to itself; failing that, the innermost frame.
-std::optional<Culprit> findCulprit(const ObjectGraph& graph, const Components& components, ComponentId component) {
+std::optional<Culprit> findCulprit(const ObjectGraph& graph, const Components& components,
+                                   ComponentId component) {
     std::vector<NodeId> frames;
     for (NodeId node : components.members(component)) {
         PyObject* object = graph.object(node);
@@ -143,7 +149,7 @@ std::optional<Culprit> findCulprit(const ObjectGraph& graph, const Components& c
     std::stable_sort(frames.begin(), frames.end(), [&](NodeId a, NodeId b) {
         return frameDepth(graph.object(a)) > frameDepth(graph.object(b));
     });
-    for (NodeId frame : frames) {  // innermost first
+    for (NodeId frame : frames) { // innermost first
         for (NodeId next : graph.successors(frame)) {
             if (components.of(next) != component) continue;
             std::string kind = labelEdge(graph.object(frame), graph.object(next)).kind;
@@ -163,13 +169,16 @@ std::optional<Culprit> findCulprit(const ObjectGraph& graph, const Components& c
 
 std::string describeCycle(const Finding& finding, bool throughOwnLocals) {
     const FrameInfo& culprit = finding.frames.front();
-    std::string where = fmt::format("`{}` ({}:{})", culprit.function, baseName(culprit.file), culprit.line);
+    std::string where =
+        fmt::format("`{}` ({}:{})", culprit.function, baseName(culprit.file), culprit.line);
     if (!throughOwnLocals || finding.path.empty()) {
         return fmt::format("frame of {} sits in a reference cycle", where);
     }
-    if (finding.path.size() == 1) return fmt::format("{} of {} holds its own frame", finding.path[0].label, where);
+    if (finding.path.size() == 1)
+        return fmt::format("{} of {} holds its own frame", finding.path[0].label, where);
     std::vector<std::string> rest;
-    for (size_t i = 1; i < finding.path.size(); ++i) rest.push_back(finding.path[i].label);
+    for (size_t i = 1; i < finding.path.size(); ++i)
+        rest.push_back(finding.path[i].label);
     return fmt::format("{} of {} reaches its own frame through {}", finding.path[0].label, where,
                        fmt::join(rest, " -> "));
 }
@@ -178,9 +187,10 @@ std::string renderRetention(const std::string& root, const std::vector<PathStep>
     std::string text = root;
     size_t first = 0;
     // "module `m` globals" then ['name'] reads better as m.name.
-    if (root.starts_with("module `") && root.ends_with("` globals") && !steps.empty() && steps[0].kind == "item" &&
-        steps[0].label.starts_with("['")) {
-        text = root.substr(8, root.size() - 8 - 9) + "." + steps[0].label.substr(2, steps[0].label.size() - 4);
+    if (root.starts_with("module `") && root.ends_with("` globals") && !steps.empty() &&
+        steps[0].kind == "item" && steps[0].label.starts_with("['")) {
+        text = root.substr(8, root.size() - 8 - 9) + "." +
+               steps[0].label.substr(2, steps[0].label.size() - 4);
         first = 1;
     }
     for (size_t i = first; i < steps.size(); ++i) {
@@ -191,9 +201,10 @@ std::string renderRetention(const std::string& root, const std::vector<PathStep>
     return text;
 }
 
-}  // namespace
+} // namespace
 
-Footprint footprint(const ObjectGraph& graph, std::span<const NodeId> sources, const std::vector<bool>* excluded) {
+Footprint footprint(const ObjectGraph& graph, std::span<const NodeId> sources,
+                    const std::vector<bool>* excluded) {
     Footprint total;
     std::vector<bool> seen(graph.size(), false);
     std::vector<NodeId> stack;
@@ -233,13 +244,15 @@ Footprint footprint(const ObjectGraph& graph, std::span<const NodeId> sources, c
     return total;
 }
 
-std::vector<CycleShape> describeCycles(const ObjectGraph& garbage, const Components& components, size_t limit) {
+std::vector<CycleShape> describeCycles(const ObjectGraph& garbage, const Components& components,
+                                       size_t limit) {
     std::map<std::string, CycleShape> shapes;
     std::map<std::string, ComponentId> examples;
     for (ComponentId component = 0; component < components.count(); ++component) {
         if (!components.isCyclic(garbage, component)) continue;
         std::vector<std::string> names;
-        for (NodeId node : components.members(component)) names.push_back(Py_TYPE(garbage.object(node))->tp_name);
+        for (NodeId node : components.members(component))
+            names.push_back(Py_TYPE(garbage.object(node))->tp_name);
         std::sort(names.begin(), names.end());
         names.erase(std::unique(names.begin(), names.end()), names.end());
         std::string key = fmt::format("{}", fmt::join(names, ", "));
@@ -250,7 +263,8 @@ std::vector<CycleShape> describeCycles(const ObjectGraph& garbage, const Compone
         examples.emplace(key, component);
     }
     std::vector<CycleShape> ordered;
-    for (auto& [key, shape] : shapes) ordered.push_back(shape);
+    for (auto& [key, shape] : shapes)
+        ordered.push_back(shape);
     std::stable_sort(ordered.begin(), ordered.end(),
                      [](const CycleShape& a, const CycleShape& b) { return a.count > b.count; });
     if (ordered.size() > limit) ordered.resize(limit);
@@ -269,19 +283,22 @@ std::vector<CycleShape> describeCycles(const ObjectGraph& garbage, const Compone
 }
 
 std::string fixFor(const Finding& finding) {
-    bool throughException = std::any_of(finding.path.begin(), finding.path.end(), [](const PathStep& step) {
-        return step.kind == "__traceback__" || step.kind == "tb_frame" || step.kind == "tb_next";
-    });
+    bool throughException =
+        std::any_of(finding.path.begin(), finding.path.end(), [](const PathStep& step) {
+            return step.kind == "__traceback__" || step.kind == "tb_frame" || step.kind == "tb_next";
+        });
     if (throughException) {
         return "Do not keep an exception or traceback past its handler: keep "
-               "traceback.TracebackException or formatted text instead, or `del` the variable in a `finally`.";
+               "traceback.TracebackException or formatted text instead, or `del` the variable in a "
+               "`finally`.";
     }
     if (finding.kind == "retained-frame") {
         return "Do not store frame objects on long-lived objects: capture the source location "
                "(file, line, function) eagerly and store that instead.";
     }
     return "Capture the source location (file, line, function) eagerly and keep no frame object: read "
-           "the fields of sys._getframe(1) in one expression, or `del` the frame variable in a `finally`.";
+           "the fields of sys._getframe(1) in one expression, or `del` the frame variable in a "
+           "`finally`.";
 }
 
 FrameCycles explainFrameCycles(const ObjectGraph& garbage, const Components& components) {
@@ -291,7 +308,7 @@ FrameCycles explainFrameCycles(const ObjectGraph& garbage, const Components& com
         std::vector<NodeId> members;
         int occurrences = 0;
     };
-    std::map<std::pair<PyObject*, std::string>, Group> groups;  // (culprit code, closing locals)
+    std::map<std::pair<PyObject*, std::string>, Group> groups; // (culprit code, closing locals)
     for (ComponentId component = 0; component < components.count(); ++component) {
         if (!components.isCyclic(garbage, component)) continue;
         auto culprit = findCulprit(garbage, components, component);
@@ -338,13 +355,14 @@ std::vector<Finding> explainRetainedFrames(const RetainedFrames& input) {
     const ObjectGraph& heap = input.heap;
     const ObjectGraph::Reverse reverse = heap.reverse();
     std::vector<bool> isRetained(heap.size(), false);
-    for (NodeId node : input.retained) isRetained[node] = true;
+    for (NodeId node : input.retained)
+        isRetained[node] = true;
 
     struct Group {
         Finding finding;
         std::vector<NodeId> frames;
     };
-    std::map<std::pair<PyObject*, std::string>, Group> groups;  // (frame code, retention path)
+    std::map<std::pair<PyObject*, std::string>, Group> groups; // (frame code, retention path)
     for (NodeId frame : input.retained) {
         // Walk back to the nearest root; a path through another retained frame means this one is
         // pinned by that frame (its f_back chain) and is reported with it.
@@ -371,8 +389,9 @@ std::vector<Finding> explainRetainedFrames(const RetainedFrames& input) {
                 if (node == frame) break;
             }
         }
-        bool pinnedByAnother = std::any_of(path.begin(), path.end() - (path.empty() ? 0 : 1),
-                                           [&](NodeId node) { return isRetained[node] && node != frame; });
+        bool pinnedByAnother =
+            std::any_of(path.begin(), path.end() - (path.empty() ? 0 : 1),
+                        [&](NodeId node) { return isRetained[node] && node != frame; });
         if (pinnedByAnother) continue;
 
         Finding finding;
@@ -389,15 +408,15 @@ std::vector<Finding> explainRetainedFrames(const RetainedFrames& input) {
         if (group.frames.empty()) {
             group.finding = std::move(finding);
             if (group.finding.frames.empty()) {
-                group.finding.summary = fmt::format(
-                    "a frame of leakgate's own workload (a caller of the target, holding sentinels) outlives its "
-                    "call: {} holds it",
-                    route);
+                group.finding.summary = fmt::format("a frame of leakgate's own workload (a caller of "
+                                                    "the target, holding sentinels) outlives its "
+                                                    "call: {} holds it",
+                                                    route);
             } else {
-                group.finding.summary = fmt::format("frame of `{}` ({}:{}) outlives its call: {} holds it",
-                                                    group.finding.frames.front().function,
-                                                    baseName(group.finding.frames.front().file),
-                                                    group.finding.frames.front().line, route);
+                group.finding.summary = fmt::format(
+                    "frame of `{}` ({}:{}) outlives its call: {} holds it",
+                    group.finding.frames.front().function, baseName(group.finding.frames.front().file),
+                    group.finding.frames.front().line, route);
             }
         }
         group.frames.push_back(frame);
@@ -409,14 +428,16 @@ std::vector<Finding> explainRetainedFrames(const RetainedFrames& input) {
         // What goes when these frames go: reachable from them, not reachable from any root
         // without passing through them.
         std::vector<bool> blocked(heap.size(), false);
-        for (NodeId frame : group.frames) blocked[frame] = true;
+        for (NodeId frame : group.frames)
+            blocked[frame] = true;
         std::vector<NodeId> roots;
         for (NodeId node = 0; node < heap.size(); ++node) {
             if (input.external[node] > 0 && !blocked[node]) roots.push_back(node);
         }
         std::vector<bool> aliveAnyway(heap.size(), false);
         std::vector<NodeId> stack(roots);
-        for (NodeId node : roots) aliveAnyway[node] = true;
+        for (NodeId node : roots)
+            aliveAnyway[node] = true;
         while (!stack.empty()) {
             NodeId node = stack.back();
             stack.pop_back();
@@ -429,7 +450,8 @@ std::vector<Finding> explainRetainedFrames(const RetainedFrames& input) {
         Footprint pinned = footprint(heap, group.frames, &aliveAnyway);
         group.finding.objects = pinned.objects;
         group.finding.bytes = pinned.bytes;
-        if (group.frames.size() > 1) group.finding.summary += fmt::format(" ({} frames)", group.frames.size());
+        if (group.frames.size() > 1)
+            group.finding.summary += fmt::format(" ({} frames)", group.frames.size());
         group.finding.fix = fixFor(group.finding);
         findings.push_back(std::move(group.finding));
     }
@@ -438,4 +460,4 @@ std::vector<Finding> explainRetainedFrames(const RetainedFrames& input) {
     return findings;
 }
 
-}  // namespace leakgate::scanner
+} // namespace leakgate::scanner

@@ -48,14 +48,15 @@ Footprint footprint(const ObjectGraph& graph, std::span<const NodeId> sources,
 // names of a component's members, most frequent first; each with the labelled cycle of one
 // example. For garbage that holds no frame, such as what a packer leaves per call.
 struct CycleShape {
-    std::string types;            // "CArgObject, c_void_p, dict"
-    std::int64_t count = 0;       // components of this shape
-    std::int64_t objects = 0;     // objects in them
-    std::vector<PathStep> cycle;  // example: first member -> ... -> first member
+    std::string types;           // "CArgObject, c_void_p, dict"
+    std::int64_t count = 0;      // components of this shape
+    std::int64_t objects = 0;    // objects in them
+    std::vector<PathStep> cycle; // example: first member -> ... -> first member
 };
-std::vector<CycleShape> describeCycles(const ObjectGraph& garbage, const Components& components, size_t limit = 5);
+std::vector<CycleShape> describeCycles(const ObjectGraph& garbage, const Components& components,
+                                       size_t limit = 5);
 
 // The fix pattern for a finding, chosen from the labels on its path.
 std::string fixFor(const Finding& finding);
 
-}  // namespace leakgate::scanner
+} // namespace leakgate::scanner

@@ -9,8 +9,8 @@
 namespace leakgate::scanner {
 namespace {
 
-using python::OwnedRef;
 using python::own;
+using python::OwnedRef;
 
 // New reference or null; never leaves an exception set.
 OwnedRef attribute(PyObject* object, const char* name) {
@@ -46,13 +46,15 @@ EdgeLabel named(std::string kind, std::string label, std::string name = {}) {
 // Searches a mapping's values (and keys) for `to`.
 std::optional<EdgeLabel> labelInDict(PyObject* dict, PyObject* to, bool asAttributes) {
     if (!PyDict_Check(dict)) return std::nullopt;
-    PyObject* key;    // Borrowed reference
-    PyObject* value;  // Borrowed reference
+    PyObject* key;   // Borrowed reference
+    PyObject* value; // Borrowed reference
     Py_ssize_t position = 0;
     while (PyDict_Next(dict, &position, &key, &value)) {
         if (value == to) {
-            if (asAttributes && PyUnicode_Check(key)) return named("attribute", "." + utf8(key), utf8(key));
-            return named("item", fmt::format("[{}]", shortRepr(key)), PyUnicode_Check(key) ? utf8(key) : "");
+            if (asAttributes && PyUnicode_Check(key))
+                return named("attribute", "." + utf8(key), utf8(key));
+            return named("item", fmt::format("[{}]", shortRepr(key)),
+                         PyUnicode_Check(key) ? utf8(key) : "");
         }
         if (key == to) return named("key", "key");
     }
@@ -62,7 +64,8 @@ std::optional<EdgeLabel> labelInDict(PyObject* dict, PyObject* to, bool asAttrib
 std::optional<EdgeLabel> labelInSequence(PyObject* sequence, PyObject* to) {
     Py_ssize_t size = PyList_Check(sequence) ? PyList_GET_SIZE(sequence) : PyTuple_GET_SIZE(sequence);
     for (Py_ssize_t i = 0; i < size; ++i) {
-        PyObject* item = PyList_Check(sequence) ? PyList_GET_ITEM(sequence, i) : PyTuple_GET_ITEM(sequence, i);
+        PyObject* item =
+            PyList_Check(sequence) ? PyList_GET_ITEM(sequence, i) : PyTuple_GET_ITEM(sequence, i);
         if (item == to) return named("index", fmt::format("[{}]", i));
     }
     return std::nullopt;
@@ -97,22 +100,24 @@ EdgeLabel labelFromFrame(PyObject* frame, PyObject* to, const char* owner = null
     if (!items) PyErr_Clear();
     if (items && PyList_Check(items.get())) {
         for (Py_ssize_t i = 0; i < PyList_GET_SIZE(items.get()); ++i) {
-            PyObject* pair = PyList_GET_ITEM(items.get(), i);  // Borrowed reference
-            PyObject* name = PyTuple_GET_ITEM(pair, 0);        // Borrowed reference
-            PyObject* value = PyTuple_GET_ITEM(pair, 1);       // Borrowed reference
+            PyObject* pair = PyList_GET_ITEM(items.get(), i); // Borrowed reference
+            PyObject* name = PyTuple_GET_ITEM(pair, 0);       // Borrowed reference
+            PyObject* value = PyTuple_GET_ITEM(pair, 1);      // Borrowed reference
             bool isCellName = nameIn(cellNames.get(), name) || nameIn(freeNames.get(), name);
             if (isCellName && PyCell_Check(to) && PyCell_GET(to) == value) {
                 return named("cell", fmt::format("closure cell `{}`{}", utf8(name), suffix), utf8(name));
             }
             if (value == to) {
-                return named(isCellName ? "cell" : "local", fmt::format("{} `{}`{}", isCellName ? "closure cell" : "local",
-                                                                        utf8(name), suffix),
-                             utf8(name));
+                return named(
+                    isCellName ? "cell" : "local",
+                    fmt::format("{} `{}`{}", isCellName ? "closure cell" : "local", utf8(name), suffix),
+                    utf8(name));
             }
         }
     }
     if (PyCell_Check(to)) return named("cell", "closure cell" + suffix);
-    if (PyFunction_Check(to) && PyFunction_GET_CODE(to) == code.get()) return named("function", "its function");
+    if (PyFunction_Check(to) && PyFunction_GET_CODE(to) == code.get())
+        return named("function", "its function");
     return named("ref", "referent");
 }
 
@@ -132,9 +137,10 @@ EdgeLabel labelFromFunction(PyObject* function, PyObject* to) {
 
 std::optional<EdgeLabel> labelAttributes(PyObject* from, PyObject* to) {
     static const char* const kKnown[] = {
-        "tb_frame", "tb_next", "__traceback__", "__context__", "__cause__", "__self__", "__func__",
-        "gi_frame", "cr_frame", "ag_frame", "cell_contents", "__wrapped__", "func", "args", "keywords",
-        "fget", "fset", "fdel", "__mro__", "__bases__", "_objects"};
+        "tb_frame", "tb_next",   "__traceback__", "__context__", "__cause__",     "__self__",
+        "__func__", "gi_frame",  "cr_frame",      "ag_frame",    "cell_contents", "__wrapped__",
+        "func",     "args",      "keywords",      "fget",        "fset",          "fdel",
+        "__mro__",  "__bases__", "_objects"};
     for (const char* name : kKnown) {
         OwnedRef value = attribute(from, name);
         if (value && value.get() == to) return named(name, name, name);
@@ -144,12 +150,12 @@ std::optional<EdgeLabel> labelAttributes(PyObject* from, PyObject* to) {
 
 std::optional<EdgeLabel> labelInstance(PyObject* from, PyObject* to) {
     if (PyModule_Check(from)) {
-        PyObject* dict = PyModule_GetDict(from);  // Borrowed reference
+        PyObject* dict = PyModule_GetDict(from); // Borrowed reference
         if (dict == to) return named("__dict__", "__dict__");
         return std::nullopt;
     }
     if (PyType_Check(from)) {
-        PyObject* dict = reinterpret_cast<PyTypeObject*>(from)->tp_dict;  // Borrowed reference
+        PyObject* dict = reinterpret_cast<PyTypeObject*>(from)->tp_dict; // Borrowed reference
         if (dict == to) return named("__dict__", "__dict__");
         if (dict) return labelInDict(dict, to, true);
         return std::nullopt;
@@ -165,14 +171,15 @@ std::optional<EdgeLabel> labelInstance(PyObject* from, PyObject* to) {
         for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(mro.get()); ++i) {
             OwnedRef slots = attribute(PyTuple_GET_ITEM(mro.get(), i), "__slots__");
             if (!slots) continue;
-            OwnedRef names = own(PySequence_List(PyUnicode_Check(slots.get()) ? Py_BuildValue("(O)", slots.get())
-                                                                             : Py_NewRef(slots.get())));
+            OwnedRef names =
+                own(PySequence_List(PyUnicode_Check(slots.get()) ? Py_BuildValue("(O)", slots.get())
+                                                                 : Py_NewRef(slots.get())));
             if (!names) {
                 PyErr_Clear();
                 continue;
             }
             for (Py_ssize_t j = 0; j < PyList_GET_SIZE(names.get()); ++j) {
-                PyObject* name = PyList_GET_ITEM(names.get(), j);  // Borrowed reference
+                PyObject* name = PyList_GET_ITEM(names.get(), j); // Borrowed reference
                 if (!PyUnicode_Check(name)) continue;
                 OwnedRef value = own(PyObject_GetAttr(from, name));
                 if (!value) PyErr_Clear();
@@ -183,7 +190,7 @@ std::optional<EdgeLabel> labelInstance(PyObject* from, PyObject* to) {
     return std::nullopt;
 }
 
-}  // namespace
+} // namespace
 
 EdgeLabel labelEdge(PyObject* from, PyObject* to) {
     // Labelling must not disturb an exception the caller is handling.
@@ -231,7 +238,9 @@ FrameInfo frameInfo(PyObject* frame) {
     return info;
 }
 
-bool isHarnessFrame(PyObject* frame) { return frameInfo(frame).file.starts_with("<leakgate"); }
+bool isHarnessFrame(PyObject* frame) {
+    return frameInfo(frame).file.starts_with("<leakgate");
+}
 
 std::string freeVariableName(PyObject* function, Py_ssize_t index) {
     if (!PyFunction_Check(function)) return {};
@@ -250,17 +259,19 @@ std::string describeObject(PyObject* object) {
     if (PyFunction_Check(object)) {
         return fmt::format("function `{}`", utf8(attribute(object, "__qualname__").get()));
     }
-    if (PyType_Check(object)) return fmt::format("class `{}`", reinterpret_cast<PyTypeObject*>(object)->tp_name);
+    if (PyType_Check(object))
+        return fmt::format("class `{}`", reinterpret_cast<PyTypeObject*>(object)->tp_name);
     if (PyModule_Check(object)) {
         const char* name = PyModule_GetName(object);
         if (!name) PyErr_Clear();
         return fmt::format("module `{}`", name ? name : "?");
     }
-    if (PyExceptionInstance_Check(object)) return fmt::format("`{}` exception", Py_TYPE(object)->tp_name);
+    if (PyExceptionInstance_Check(object))
+        return fmt::format("`{}` exception", Py_TYPE(object)->tp_name);
     if (PyList_Check(object)) return fmt::format("list of {}", PyList_GET_SIZE(object));
     if (PyTuple_Check(object)) return fmt::format("tuple of {}", PyTuple_GET_SIZE(object));
     if (PyDict_Check(object)) return fmt::format("dict of {}", PyDict_GET_SIZE(object));
     return fmt::format("`{}` object", Py_TYPE(object)->tp_name);
 }
 
-}  // namespace leakgate::scanner
+} // namespace leakgate::scanner

@@ -13,9 +13,9 @@
 namespace leakgate::scanner {
 
 struct EdgeLabel {
-    std::string kind;   // local, cell, attribute, item, key, index, element, f_back, ... or "ref"
-    std::string label;  // "local `cur_frame`"
-    std::string name;   // the variable, attribute or key name, where there is one
+    std::string kind;  // local, cell, attribute, item, key, index, element, f_back, ... or "ref"
+    std::string label; // "local `cur_frame`"
+    std::string name;  // the variable, attribute or key name, where there is one
 };
 
 // How `from` refers to `to` (both borrowed). Never raises; an edge it cannot name is "ref".
@@ -34,4 +34,4 @@ bool isHarnessFrame(PyObject* frame);
 // The free variable names of a function's code (for "closure cell `x`").
 std::string freeVariableName(PyObject* function, Py_ssize_t index);
 
-}  // namespace leakgate::scanner
+} // namespace leakgate::scanner

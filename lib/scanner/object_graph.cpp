@@ -13,7 +13,7 @@ size_t hashPointer(PyObject* object) {
     return static_cast<size_t>((reinterpret_cast<std::uintptr_t>(object) >> 4) * 0x9E3779B97F4A7C15ull);
 }
 
-}  // namespace
+} // namespace
 
 struct GraphBuilder {
     ObjectGraph& graph;
@@ -51,7 +51,7 @@ ObjectGraph ObjectGraph::build(std::span<PyObject* const> objects) {
         while (graph.index_[slot].key != nullptr && graph.index_[slot].key != object) {
             slot = (slot + 1) & graph.indexMask_;
         }
-        if (graph.index_[slot].key == object) continue;  // listed twice: one node
+        if (graph.index_[slot].key == object) continue; // listed twice: one node
         graph.index_[slot] = {object, static_cast<NodeId>(graph.objects_.size())};
         graph.objects_.push_back(object);
     }
@@ -81,14 +81,17 @@ ObjectGraph ObjectGraph::build(std::span<PyObject* const> objects) {
 ObjectGraph::Reverse ObjectGraph::reverse() const {
     Reverse reversed;
     reversed.offsets.assign(size() + 1, 0);
-    for (NodeId target : edges_) ++reversed.offsets[target + 1];
-    for (size_t node = 0; node < size(); ++node) reversed.offsets[node + 1] += reversed.offsets[node];
+    for (NodeId target : edges_)
+        ++reversed.offsets[target + 1];
+    for (size_t node = 0; node < size(); ++node)
+        reversed.offsets[node + 1] += reversed.offsets[node];
     reversed.sources.resize(edges_.size());
     std::vector<std::uint32_t> cursor(reversed.offsets.begin(), reversed.offsets.end() - 1);
     for (NodeId source = 0; source < size(); ++source) {
-        for (NodeId target : successors(source)) reversed.sources[cursor[target]++] = source;
+        for (NodeId target : successors(source))
+            reversed.sources[cursor[target]++] = source;
     }
     return reversed;
 }
 
-}  // namespace leakgate::scanner
+} // namespace leakgate::scanner

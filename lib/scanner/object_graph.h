@@ -22,7 +22,7 @@ class ObjectGraph {
     static ObjectGraph build(std::span<PyObject* const> objects);
 
     size_t size() const { return objects_.size(); }
-    PyObject* object(NodeId node) const { return objects_[node]; }  // Borrowed reference
+    PyObject* object(NodeId node) const { return objects_[node]; } // Borrowed reference
     std::optional<NodeId> find(PyObject* object) const;
 
     std::span<const NodeId> successors(NodeId node) const {
@@ -32,7 +32,7 @@ class ObjectGraph {
     // untracked containers): data a node owns but that can never be garbage by itself. Its
     // reference count is read when the graph is built, before labelling can add references.
     struct Leaf {
-        PyObject* object;  // Borrowed reference
+        PyObject* object; // Borrowed reference
         Py_ssize_t refcount;
     };
     std::span<const Leaf> untrackedReferents(NodeId node) const {
@@ -71,4 +71,4 @@ class ObjectGraph {
     friend struct GraphBuilder;
 };
 
-}  // namespace leakgate::scanner
+} // namespace leakgate::scanner

@@ -58,7 +58,8 @@ void keepTail(std::string& text, size_t limit) {
     ::dup2(err.writeEnd(), STDERR_FILENO);
     if (result) ::dup2(result->writeEnd(), kResultFd);
     std::vector<char*> argv;
-    for (const auto& arg : spec.argv) argv.push_back(const_cast<char*>(arg.c_str()));
+    for (const auto& arg : spec.argv)
+        argv.push_back(const_cast<char*>(arg.c_str()));
     argv.push_back(nullptr);
     ::execv(argv[0], argv.data());
     const char message[] = "leakgate: cannot execute the worker\n";
@@ -66,7 +67,7 @@ void keepTail(std::string& text, size_t limit) {
     ::_exit(127);
 }
 
-}  // namespace
+} // namespace
 
 std::string describeSignal(int signal) {
     const char* name = ::strsignal(signal);
@@ -111,7 +112,8 @@ ProcessOutcome runProcess(const ProcessSpec& spec) {
             break;
         }
         std::vector<pollfd> fds;
-        for (const auto& stream : streams) fds.push_back({stream.fd, POLLIN, 0});
+        for (const auto& stream : streams)
+            fds.push_back({stream.fd, POLLIN, 0});
         auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now).count();
         int ready = ::poll(fds.data(), fds.size(), static_cast<int>(std::min<long long>(left, 200)));
         if (ready < 0 && errno != EINTR) {
@@ -138,7 +140,7 @@ ProcessOutcome runProcess(const ProcessSpec& spec) {
             ::kill(-pid, SIGKILL);
         }
     }
-    ::kill(-pid, SIGKILL);  // the whole group: a timeout, or stragglers after exit
+    ::kill(-pid, SIGKILL); // the whole group: a timeout, or stragglers after exit
     if (!reaped) {
         while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
         }
@@ -151,4 +153,4 @@ ProcessOutcome runProcess(const ProcessSpec& spec) {
     return outcome;
 }
 
-}  // namespace leakgate::worker
+} // namespace leakgate::worker

@@ -13,19 +13,19 @@ namespace leakgate::worker {
 inline constexpr int kResultFd = 3;
 
 struct ProcessSpec {
-    std::vector<std::string> argv;            // argv[0] is the path executed
+    std::vector<std::string> argv; // argv[0] is the path executed
     std::chrono::milliseconds timeout{600'000};
-    bool resultPipe = false;                  // give the child kResultFd
-    bool forwardOutput = false;               // echo the child's stdout and stderr to our stderr
+    bool resultPipe = false;    // give the child kResultFd
+    bool forwardOutput = false; // echo the child's stdout and stderr to our stderr
 };
 
 struct ProcessOutcome {
-    std::optional<int> exitCode;   // set when the child exited
-    std::optional<int> signal;     // set when a signal killed it
+    std::optional<int> exitCode; // set when the child exited
+    std::optional<int> signal;   // set when a signal killed it
     bool timedOut = false;
-    std::string stdoutText;        // captured stdout (bounded)
-    std::string stderrTail;        // the last few KiB of stderr
-    std::string resultText;        // what the child wrote to kResultFd
+    std::string stdoutText; // captured stdout (bounded)
+    std::string stderrTail; // the last few KiB of stderr
+    std::string resultText; // what the child wrote to kResultFd
 };
 
 // Throws EnvironmentError when the process cannot be started at all.
@@ -34,4 +34,4 @@ ProcessOutcome runProcess(const ProcessSpec& spec);
 // "killed by signal 11 (Segmentation fault)"
 std::string describeSignal(int signal);
 
-}  // namespace leakgate::worker
+} // namespace leakgate::worker

@@ -12,9 +12,11 @@
 namespace leakgate::worker {
 namespace {
 
-std::string selfExecutable() { return std::filesystem::read_symlink("/proc/self/exe").string(); }
+std::string selfExecutable() {
+    return std::filesystem::read_symlink("/proc/self/exe").string();
+}
 
-}  // namespace
+} // namespace
 
 WorkloadResult runInWorker(const WorkerRequest& request) {
     ProcessSpec spec;
@@ -51,10 +53,11 @@ WorkloadResult runInWorker(const WorkerRequest& request) {
         error.signal = outcome.signal;
         error.message = fmt::format("the worker was {}", describeSignal(*outcome.signal));
     } else {
-        error.message = fmt::format("the worker exited with status {} without a result", outcome.exitCode.value_or(-1));
+        error.message = fmt::format("the worker exited with status {} without a result",
+                                    outcome.exitCode.value_or(-1));
     }
     result.error = std::move(error);
     return result;
 }
 
-}  // namespace leakgate::worker
+} // namespace leakgate::worker

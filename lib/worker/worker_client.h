@@ -12,11 +12,11 @@
 namespace leakgate::worker {
 
 struct WorkerRequest {
-    nlohmann::json spec;                   // must hold workload, subject, environment, argv
+    nlohmann::json spec; // must hold workload, subject, environment, argv
     std::chrono::milliseconds timeout{300'000};
-    bool forwardOutput = true;             // show the target's output on our stderr
+    bool forwardOutput = true; // show the target's output on our stderr
 };
 
 WorkloadResult runInWorker(const WorkerRequest& request);
 
-}  // namespace leakgate::worker
+} // namespace leakgate::worker

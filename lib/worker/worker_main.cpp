@@ -20,13 +20,13 @@ void sendResult(const WorkloadResult& result) {
     std::string_view left = text;
     while (!left.empty()) {
         ssize_t written = ::write(kResultFd, left.data(), left.size());
-        if (written <= 0) return;  // the parent is gone: nobody to tell
+        if (written <= 0) return; // the parent is gone: nobody to tell
         left.remove_prefix(static_cast<size_t>(written));
     }
     ::close(kResultFd);
 }
 
-}  // namespace
+} // namespace
 
 int workerMain(const std::string& specJson) {
     nlohmann::json spec = nlohmann::json::parse(specJson);
@@ -42,8 +42,8 @@ int workerMain(const std::string& specJson) {
             result = workloads::run(spec);
         } catch (const pybind11::error_already_set& error) {
             // Converted here, while the interpreter that raised it still lives.
-            result.error = WorkloadError{fmt::format("Python error in leakgate's harness: {}", error.what()),
-                                         std::nullopt, ""};
+            result.error = WorkloadError{
+                fmt::format("Python error in leakgate's harness: {}", error.what()), std::nullopt, ""};
         } catch (const Error& error) {
             result.error = WorkloadError{error.what(), std::nullopt, ""};
         }
@@ -53,4 +53,4 @@ int workerMain(const std::string& specJson) {
     return 0;
 }
 
-}  // namespace leakgate::worker
+} // namespace leakgate::worker

@@ -10,4 +10,4 @@ inline constexpr const char* kWorkerMode = "__worker";
 
 int workerMain(const std::string& specJson);
 
-}  // namespace leakgate::worker
+} // namespace leakgate::worker

@@ -12,7 +12,6 @@
 
 #include <fmt/format.h>
 
-
 namespace leakgate::workloads {
 namespace {
 
@@ -22,10 +21,12 @@ namespace py = pybind11;
 void reportTargetErrors(WorkloadResult& result, const py::list& errors, const char* during) {
     if (errors.empty()) return;
     std::string tracebacks;
-    for (py::handle error : errors) tracebacks += error[py::int_(2)].cast<std::string>();
+    for (py::handle error : errors)
+        tracebacks += error[py::int_(2)].cast<std::string>();
     py::handle first = errors[0];
-    result.error = WorkloadError{fmt::format("the target raised {} in {} case{}; first, {}: {}", during, errors.size(),
-                                             errors.size() == 1 ? "" : "s", first[py::int_(0)].cast<std::string>(),
+    result.error = WorkloadError{fmt::format("the target raised {} in {} case{}; first, {}: {}", during,
+                                             errors.size(), errors.size() == 1 ? "" : "s",
+                                             first[py::int_(0)].cast<std::string>(),
                                              first[py::int_(1)].cast<std::string>()),
                                  std::nullopt, tracebacks};
 }
@@ -39,7 +40,7 @@ probes::ProbeList gateProbes() {
     return probes;
 }
 
-}  // namespace
+} // namespace
 
 WorkloadResult runDecorate(const nlohmann::json& spec) {
     WorkloadResult result = newResult(spec, "decorate");
@@ -53,20 +54,23 @@ WorkloadResult runDecorate(const nlohmann::json& spec) {
         dsl = prepared[0];
         forms = prepared[1];
         py::list missing = prepared[2];
-        if (!missing.empty()) result.details["missing_decorators"] = missing.cast<std::vector<std::string>>();
+        if (!missing.empty())
+            result.details["missing_decorators"] = missing.cast<std::vector<std::string>>();
     } catch (py::error_already_set& error) {
         shutil.attr("rmtree")(directory, true);
-        result.error = WorkloadError{fmt::format("the target could not be imported: {}", error.what()), std::nullopt, ""};
+        result.error = WorkloadError{fmt::format("the target could not be imported: {}", error.what()),
+                                     std::nullopt, ""};
         return result;
     }
     if (forms.empty()) {
         shutil.attr("rmtree")(directory, true);
-        throw UsageError(fmt::format("target `{}` defines neither `kernel` nor `jit` (see the target protocol)",
-                                     result.subject));
+        throw UsageError(fmt::format(
+            "target `{}` defines neither `kernel` nor `jit` (see the target protocol)", result.subject));
     }
     const std::int64_t sentinelBytes = spec.value("sentinel_bytes", std::int64_t{8} << 20);
     py::list depths;
-    for (int depth = 1; depth <= 3; ++depth) depths.append(depth);
+    for (int depth = 1; depth <= 3; ++depth)
+        depths.append(depth);
     auto probes = gateProbes();
     measure(
         result, probes,
@@ -94,4 +98,4 @@ WorkloadResult runImport(const nlohmann::json& spec) {
     return result;
 }
 
-}  // namespace leakgate::workloads
+} // namespace leakgate::workloads

@@ -22,7 +22,8 @@ py::module_ loadHarness() {
     py::module_ sys = py::module_::import("sys");
     py::list(sys.attr("path")).insert(0, (dataDir() / "lib/reference").string());
     py::module_ harness = py::reinterpret_steal<py::module_>(PyModule_New("_leakgate_harness"));
-    py::object code = py::module_::import("builtins").attr("compile")(source.str(), "<leakgate:harness>", "exec");
+    py::object code =
+        py::module_::import("builtins").attr("compile")(source.str(), "<leakgate:harness>", "exec");
     py::dict scope = harness.attr("__dict__");
     scope["__builtins__"] = py::module_::import("builtins");
     py::module_::import("builtins").attr("exec")(code, scope);
@@ -46,4 +47,4 @@ WorkloadResult newResult(const nlohmann::json& spec, const char* workload) {
     return result;
 }
 
-}  // namespace leakgate::workloads
+} // namespace leakgate::workloads

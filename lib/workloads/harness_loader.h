@@ -19,4 +19,4 @@ pybind11::dict targetSpec(const nlohmann::json& spec);
 // A result named after the spec's target and role.
 WorkloadResult newResult(const nlohmann::json& spec, const char* workload);
 
-}  // namespace leakgate::workloads
+} // namespace leakgate::workloads

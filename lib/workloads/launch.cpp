@@ -28,7 +28,7 @@ namespace {
 namespace py = pybind11;
 using nlohmann::json;
 
-constexpr double kEpsilonPerCall = 0.01;  // below this a per-call difference is noise
+constexpr double kEpsilonPerCall = 0.01; // below this a per-call difference is noise
 
 // One measured run of `calls` calls: allocator calls and net blocks, then the objects that one
 // DEBUG_SAVEALL collection finds (the calls' cyclic garbage; gc is off throughout).
@@ -63,8 +63,8 @@ Run measureRun(py::handle call, std::int64_t calls) {
     }
     gc.attr("collect")(0);
     auto perCall = [&](double value) { return value / static_cast<double>(calls); };
-    return {perCall(static_cast<double>(counts.allocations)), perCall(static_cast<double>(counts.netBlocks())),
-            perCall(static_cast<double>(saved))};
+    return {perCall(static_cast<double>(counts.allocations)),
+            perCall(static_cast<double>(counts.netBlocks())), perCall(static_cast<double>(saved))};
 }
 
 // The shapes of the cycles `call` leaves, explained by the scanner.
@@ -74,10 +74,12 @@ std::vector<scanner::CycleShape> cyclesLeftBy(py::handle call, std::int64_t call
     python::GcDebugGuard saveAll(python::GcDebugGuard::kSaveAll);
     gc.attr("collect")(0);
     garbage.attr("clear")();
-    for (std::int64_t i = 0; i < calls; ++i) call();
+    for (std::int64_t i = 0; i < calls; ++i)
+        call();
     gc.attr("collect")(0);
     std::vector<PyObject*> objects;
-    for (py::handle object : garbage) objects.push_back(object.ptr());
+    for (py::handle object : garbage)
+        objects.push_back(object.ptr());
     auto graph = scanner::ObjectGraph::build(objects);
     auto components = scanner::Components::find(graph);
     auto shapes = scanner::describeCycles(graph, components);
@@ -86,8 +88,8 @@ std::vector<scanner::CycleShape> cyclesLeftBy(py::handle call, std::int64_t call
 }
 
 struct Metric {
-    const char* check;  // launch-<check>
-    const char* what;   // how the reason names it
+    const char* check; // launch-<check>
+    const char* what;  // how the reason names it
     double Run::*field;
 };
 constexpr Metric kMetrics[] = {
@@ -98,9 +100,11 @@ constexpr Metric kMetrics[] = {
 
 // Flag only when every measured run of the target exceeds the reference's worst run (the rule of
 // CPython's refleak hunter: one noisy run does not make a finding).
-bool exceedsInEveryRun(const std::vector<Run>& target, const std::vector<Run>& reference, double Run::*field) {
+bool exceedsInEveryRun(const std::vector<Run>& target, const std::vector<Run>& reference,
+                       double Run::*field) {
     double worstReference = 0;
-    for (const Run& run : reference) worstReference = std::max(worstReference, run.*field);
+    for (const Run& run : reference)
+        worstReference = std::max(worstReference, run.*field);
     return std::all_of(target.begin(), target.end(),
                        [&](const Run& run) { return run.*field > worstReference + kEpsilonPerCall; });
 }
@@ -126,7 +130,8 @@ std::string valueRepr(py::handle value) {
 }
 
 void skipAll(WorkloadResult& result, const std::vector<std::string>& checks, const std::string& reason) {
-    for (const auto& check : checks) result.checks.push_back({check, Status::kSkip, reason, std::nullopt});
+    for (const auto& check : checks)
+        result.checks.push_back({check, Status::kSkip, reason, std::nullopt});
 }
 
 // Python values that probe each rule of an encoding.
@@ -134,58 +139,64 @@ std::vector<py::object> probeValues(const ScalarType& type) {
     auto fromBits = [](std::uint64_t bits) { return py::float_(std::bit_cast<double>(bits)); };
     std::vector<py::object> values;
     switch (type.kind) {
-        case ScalarKind::kBoolean:
-            for (py::object value : {py::object(py::bool_(true)), py::object(py::bool_(false)), py::object(py::int_(0)),
-                                     py::object(py::int_(1)), py::object(py::int_(2))})
-                values.push_back(value);
-            return values;
-        case ScalarKind::kSigned:
-        case ScalarKind::kUnsigned: {
-            int bits = type.bytes * 8;
-            bool isSigned = type.kind == ScalarKind::kSigned;
-            std::string max = isSigned ? fmt::format("(1 << {}) - 1", bits - 1) : fmt::format("(1 << {}) - 1", bits);
-            std::string min = isSigned ? fmt::format("-(1 << {})", bits - 1) : "0";
-            py::module_ builtins = py::module_::import("builtins");
-            for (const std::string& expression :
-                 {std::string("0"), std::string("1"), std::string("-1"), min, max, max + " + 1", min + " - 1",
-                  std::string("2**40 + 5"), std::string("-(2**63)"), std::string("2**64 + 3")}) {
-                values.push_back(builtins.attr("eval")(expression, py::dict()));  // no frame to borrow globals from
-            }
-            return values;
+    case ScalarKind::kBoolean:
+        for (py::object value :
+             {py::object(py::bool_(true)), py::object(py::bool_(false)), py::object(py::int_(0)),
+              py::object(py::int_(1)), py::object(py::int_(2))})
+            values.push_back(value);
+        return values;
+    case ScalarKind::kSigned:
+    case ScalarKind::kUnsigned: {
+        int bits = type.bytes * 8;
+        bool isSigned = type.kind == ScalarKind::kSigned;
+        std::string max =
+            isSigned ? fmt::format("(1 << {}) - 1", bits - 1) : fmt::format("(1 << {}) - 1", bits);
+        std::string min = isSigned ? fmt::format("-(1 << {})", bits - 1) : "0";
+        py::module_ builtins = py::module_::import("builtins");
+        for (const std::string& expression : {std::string("0"), std::string("1"), std::string("-1"), min,
+                                              max, max + " + 1", min + " - 1", std::string("2**40 + 5"),
+                                              std::string("-(2**63)"), std::string("2**64 + 3")}) {
+            values.push_back(
+                builtins.attr("eval")(expression, py::dict())); // no frame to borrow globals from
         }
-        default: break;
+        return values;
+    }
+    default:
+        break;
     }
     const double typeMax = type.kind == ScalarKind::kFloat16    ? 65504.0
                            : type.kind == ScalarKind::kBFloat16 ? 3.3895313892515355e38
                            : type.kind == ScalarKind::kFloat64  ? std::numeric_limits<double>::max()
                                                                 : std::numeric_limits<float>::max();
-    const double typeMinNormal = type.kind == ScalarKind::kFloat16    ? 6.103515625e-05
-                                 : type.kind == ScalarKind::kFloat64  ? std::numeric_limits<double>::min()
-                                                                      : std::numeric_limits<float>::min();
-    const double typeMinSubnormal = type.kind == ScalarKind::kFloat16    ? 5.960464477539063e-08
-                                    : type.kind == ScalarKind::kFloat64  ? 5e-324
-                                                                         : 1.401298464324817e-45;
-    for (double value : {0.0, -0.0, 1.0, -1.5, 0.1, std::numeric_limits<double>::infinity(),
-                         -std::numeric_limits<double>::infinity(), typeMax, -typeMax, typeMinNormal, typeMinSubnormal,
-                         1e300, 1e-310, 1.0 + std::ldexp(1.0, -11), 1.0 + 3 * std::ldexp(1.0, -11),
-                         1.0 + std::ldexp(1.0, -8), 1.0 + 3 * std::ldexp(1.0, -8)}) {
+    const double typeMinNormal = type.kind == ScalarKind::kFloat16   ? 6.103515625e-05
+                                 : type.kind == ScalarKind::kFloat64 ? std::numeric_limits<double>::min()
+                                                                     : std::numeric_limits<float>::min();
+    const double typeMinSubnormal = type.kind == ScalarKind::kFloat16   ? 5.960464477539063e-08
+                                    : type.kind == ScalarKind::kFloat64 ? 5e-324
+                                                                        : 1.401298464324817e-45;
+    for (double value :
+         {0.0, -0.0, 1.0, -1.5, 0.1, std::numeric_limits<double>::infinity(),
+          -std::numeric_limits<double>::infinity(), typeMax, -typeMax, typeMinNormal, typeMinSubnormal,
+          1e300, 1e-310, 1.0 + std::ldexp(1.0, -11), 1.0 + 3 * std::ldexp(1.0, -11),
+          1.0 + std::ldexp(1.0, -8), 1.0 + 3 * std::ldexp(1.0, -8)}) {
         values.push_back(py::float_(value));
     }
-    values.push_back(fromBits(0x7FF8000000000000ull));  // the quiet NaN
-    values.push_back(fromBits(0x7FF8000000000123ull));  // payload in low bits
-    values.push_back(fromBits(0xFFF4000000000000ull));  // negative, payload in high bits
+    values.push_back(fromBits(0x7FF8000000000000ull)); // the quiet NaN
+    values.push_back(fromBits(0x7FF8000000000123ull)); // payload in low bits
+    values.push_back(fromBits(0xFFF4000000000000ull)); // negative, payload in high bits
     return values;
 }
 
 std::vector<std::uint8_t> expectedBytes(const ScalarType& type, py::handle value) {
     if (isFloating(type)) return encodeFloat(type, value.cast<double>());
-    if (type.kind == ScalarKind::kBoolean) return encodeInteger(type, PyObject_IsTrue(value.ptr()) ? 1 : 0);
+    if (type.kind == ScalarKind::kBoolean)
+        return encodeInteger(type, PyObject_IsTrue(value.ptr()) ? 1 : 0);
     std::uint64_t modulo = PyLong_AsUnsignedLongLongMask(value.ptr());
     if (PyErr_Occurred()) throw py::error_already_set();
     return encodeInteger(type, modulo);
 }
 
-}  // namespace
+} // namespace
 
 WorkloadResult runLaunch(const json& spec) {
     WorkloadResult result = newResult(spec, "launch");
@@ -196,7 +207,8 @@ WorkloadResult runLaunch(const json& spec) {
         targetTypes = prepared[0];
         referenceTypes = prepared[1];
     } catch (py::error_already_set& error) {
-        result.error = WorkloadError{fmt::format("the target could not be imported: {}", error.what()), std::nullopt, ""};
+        result.error = WorkloadError{fmt::format("the target could not be imported: {}", error.what()),
+                                     std::nullopt, ""};
         return result;
     }
     if (targetTypes.empty()) {
@@ -219,7 +231,7 @@ WorkloadResult runLaunch(const json& spec) {
         py::object call;
     };
     std::map<std::string, Worst> worst;      // per metric
-    std::map<std::string, int> flaggedCases;  // per metric
+    std::map<std::string, int> flaggedCases; // per metric
     int caseCount = 0;
     measure(
         result, probes,
@@ -227,29 +239,38 @@ WorkloadResult runLaunch(const json& spec) {
             for (const ScalarType& type : scalarTypes()) {
                 if (!targetTypes.contains(type.name)) continue;
                 py::object targetType = targetTypes[py::str(type.name)];
-                py::object referenceType = referenceTypes.contains(type.name) ? py::object(referenceTypes[py::str(type.name)])
-                                                                              : py::none();
+                py::object referenceType = referenceTypes.contains(type.name)
+                                               ? py::object(referenceTypes[py::str(type.name)])
+                                               : py::none();
                 for (py::handle value : harness.attr("representative_values")(type.name)) {
                     py::tuple targetCalls = harness.attr("launch_calls")(targetType, value);
-                    py::object referenceCalls = referenceType.is_none()
-                                                    ? py::none()
-                                                    : py::object(harness.attr("launch_calls")(referenceType, value));
+                    py::object referenceCalls =
+                        referenceType.is_none()
+                            ? py::none()
+                            : py::object(harness.attr("launch_calls")(referenceType, value));
                     for (int form = 0; form < 2; ++form) {
-                        const char* formName = form == 0 ? "T(v).__c_pointers__()" : "t.__c_pointers__()";
-                        std::string where = fmt::format("{}({}) {}", type.name, valueRepr(value), formName);
+                        const char* formName =
+                            form == 0 ? "T(v).__c_pointers__()" : "t.__c_pointers__()";
+                        std::string where =
+                            fmt::format("{}({}) {}", type.name, valueRepr(value), formName);
                         py::object targetCall = targetCalls[py::int_(form)];
-                        py::object referenceCall =
-                            referenceCalls.is_none() ? py::none() : py::object(referenceCalls[py::int_(form)]);
+                        py::object referenceCall = referenceCalls.is_none()
+                                                       ? py::none()
+                                                       : py::object(referenceCalls[py::int_(form)]);
                         measureRun(targetCall, warmup);
                         if (!referenceCall.is_none()) measureRun(referenceCall, warmup);
                         std::vector<Run> targetRuns, referenceRuns;
-                        for (int run = 0; run < runs; ++run) {  // interleaved: drift hits both
+                        for (int run = 0; run < runs; ++run) { // interleaved: drift hits both
                             targetRuns.push_back(measureRun(targetCall, calls));
-                            if (!referenceCall.is_none()) referenceRuns.push_back(measureRun(referenceCall, calls));
+                            if (!referenceCall.is_none())
+                                referenceRuns.push_back(measureRun(referenceCall, calls));
                         }
-                        json entry = {{"type", type.name},          {"value", valueRepr(value)},
-                                      {"form", formName},           {"target", runsJson(targetRuns)},
-                                      {"reference", referenceCall.is_none() ? json(nullptr) : runsJson(referenceRuns)},
+                        json entry = {{"type", type.name},
+                                      {"value", valueRepr(value)},
+                                      {"form", formName},
+                                      {"target", runsJson(targetRuns)},
+                                      {"reference", referenceCall.is_none() ? json(nullptr)
+                                                                            : runsJson(referenceRuns)},
                                       {"flagged", json::array()}};
                         ++caseCount;
                         for (const Metric& metric : kMetrics) {
@@ -257,16 +278,20 @@ WorkloadResult runLaunch(const json& spec) {
                             entry["flagged"].push_back(metric.check);
                             ++flaggedCases[metric.check];
                             double low = targetRuns.front().*metric.field;
-                            for (const Run& run : targetRuns) low = std::min(low, run.*metric.field);
+                            for (const Run& run : targetRuns)
+                                low = std::min(low, run.*metric.field);
                             double referenceHigh = 0;
-                            for (const Run& run : referenceRuns) referenceHigh = std::max(referenceHigh, run.*metric.field);
+                            for (const Run& run : referenceRuns)
+                                referenceHigh = std::max(referenceHigh, run.*metric.field);
                             Worst& current = worst[metric.check];
                             if (low - referenceHigh > current.excess) {
-                                current = {low - referenceHigh, where,
-                                           fmt::format("{}: {:.2f} {} per call (reference: {:.2f}) in every one of {} "
-                                                       "runs of {} calls",
-                                                       where, low, metric.what, referenceHigh, runs, calls),
-                                           targetCall};
+                                current = {
+                                    low - referenceHigh, where,
+                                    fmt::format(
+                                        "{}: {:.2f} {} per call (reference: {:.2f}) in every one of {} "
+                                        "runs of {} calls",
+                                        where, low, metric.what, referenceHigh, runs, calls),
+                                    targetCall};
                             }
                         }
                         cases.push_back(std::move(entry));
@@ -282,16 +307,17 @@ WorkloadResult runLaunch(const json& spec) {
         std::string name = std::string("launch-") + metric.check;
         auto found = worst.find(metric.check);
         if (found == worst.end()) {
-            result.checks.push_back({name, Status::kPass,
-                                     fmt::format("no more {} per call than the reference in any of {} cases", metric.what,
-                                                 caseCount),
-                                     std::nullopt});
+            result.checks.push_back(
+                {name, Status::kPass,
+                 fmt::format("no more {} per call than the reference in any of {} cases", metric.what,
+                             caseCount),
+                 std::nullopt});
             continue;
         }
         const Worst& top = found->second;
         result.checks.push_back({name, Status::kFail,
-                                 fmt::format("{} of {} cases exceed the reference; worst {}", flaggedCases[metric.check],
-                                             caseCount, top.reason),
+                                 fmt::format("{} of {} cases exceed the reference; worst {}",
+                                             flaggedCases[metric.check], caseCount, top.reason),
                                  std::nullopt});
         Finding finding;
         finding.kind = std::string("launch-") + metric.check;
@@ -300,21 +326,27 @@ WorkloadResult runLaunch(const json& spec) {
             // Where the allocations come from: tracemalloc on the worst case.
             py::list sites = harness.attr("top_allocation_sites")(top.call, 1000);
             for (py::handle site : sites) {
-                finding.frames.push_back({fmt::format("{:.2f} blocks per call", site[py::int_(2)].cast<double>()),
-                                          site[py::int_(0)].cast<std::string>(), site[py::int_(1)].cast<int>()});
+                finding.frames.push_back(
+                    {fmt::format("{:.2f} blocks per call", site[py::int_(2)].cast<double>()),
+                     site[py::int_(0)].cast<std::string>(), site[py::int_(1)].cast<int>()});
             }
-            finding.fix = "Pack each immutable scalar once: cache the packed result keyed by type and exact bit "
-                          "pattern (bounded), and hand out results the caller cannot corrupt.";
+            finding.fix =
+                "Pack each immutable scalar once: cache the packed result keyed by type and exact bit "
+                "pattern (bounded), and hand out results the caller cannot corrupt.";
         } else if (std::string(metric.check) == "cyclic-garbage") {
             for (const auto& shape : cyclesLeftBy(top.call, 100)) {
                 std::string cycle;
-                for (const auto& step : shape.cycle) cycle += fmt::format(" --{}--> {}", step.label, step.to);
-                finding.path.push_back({"cycle", fmt::format("{} cycles of [{}]", shape.count, shape.types), cycle});
+                for (const auto& step : shape.cycle)
+                    cycle += fmt::format(" --{}--> {}", step.label, step.to);
+                finding.path.push_back(
+                    {"cycle", fmt::format("{} cycles of [{}]", shape.count, shape.types), cycle});
             }
-            finding.fix = "Do not leave reference cycles per launch (ctypes.cast and pointer() keep their sources in "
+            finding.fix = "Do not leave reference cycles per launch (ctypes.cast and pointer() keep "
+                          "their sources in "
                           "_objects); with gc disabled each one is a leak.";
         } else {
-            finding.fix = "Whatever each call keeps must be bounded: free it by reference counting or cap the cache.";
+            finding.fix = "Whatever each call keeps must be bounded: free it by reference counting or "
+                          "cap the cache.";
         }
         result.findings.push_back(std::move(finding));
     }
@@ -328,11 +360,13 @@ WorkloadResult runValues(const json& spec) {
     try {
         targetTypes = py::tuple(harness.attr("prepare_launch")(targetSpec(spec)))[0];
     } catch (py::error_already_set& error) {
-        result.error = WorkloadError{fmt::format("the target could not be imported: {}", error.what()), std::nullopt, ""};
+        result.error = WorkloadError{fmt::format("the target could not be imported: {}", error.what()),
+                                     std::nullopt, ""};
         return result;
     }
     if (targetTypes.empty()) {
-        skipAll(result, {"values-encoding", "values-bounded"}, "the target exposes no `scalar_types` (see the launch protocol)");
+        skipAll(result, {"values-encoding", "values-bounded"},
+                "the target exposes no `scalar_types` (see the launch protocol)");
         return result;
     }
     probes::AllocationCounter::install();
@@ -357,7 +391,8 @@ WorkloadResult runValues(const json& spec) {
                         got.assign(raw.begin(), raw.end());
                     } catch (py::error_already_set& error) {
                         // A DSL may refuse a value (an out-of-range integer): reported, not a mismatch.
-                        rejected.push_back({{"type", type.name}, {"value", valueRepr(value)}, {"error", error.what()}});
+                        rejected.push_back(
+                            {{"type", type.name}, {"value", valueRepr(value)}, {"error", error.what()}});
                         continue;
                     }
                     ++compared;
@@ -398,9 +433,10 @@ WorkloadResult runValues(const json& spec) {
                                    {"kept_blocks_second_half", second},
                                    {"kept_blocks_per_value_second_half", perValue}});
                 if (perValue > kEpsilonPerCall) {
-                    unbounded.push_back(fmt::format("{} blocks kept for {} distinct {} values and {} more for the next "
-                                                    "{} ({:.2f} per value, after a full collection)",
-                                                    first, half, name, second, half, perValue));
+                    unbounded.push_back(
+                        fmt::format("{} blocks kept for {} distinct {} values and {} more for the next "
+                                    "{} ({:.2f} per value, after a full collection)",
+                                    first, half, name, second, half, perValue));
                 }
             }
         },
@@ -411,8 +447,8 @@ WorkloadResult runValues(const json& spec) {
     if (!result.ok() && compared == 0) return result;
     if (mismatches.empty()) {
         result.checks.push_back({"values-encoding", Status::kPass,
-                                 fmt::format("{} packed values byte-exact ({} refused by the target)", compared,
-                                             rejected.size()),
+                                 fmt::format("{} packed values byte-exact ({} refused by the target)",
+                                             compared, rejected.size()),
                                  0});
     } else {
         std::vector<std::string> first;
@@ -423,17 +459,20 @@ WorkloadResult runValues(const json& spec) {
                                         m["expected"].get<std::string>()));
         }
         result.checks.push_back({"values-encoding", Status::kFail,
-                                 fmt::format("{} of {} packed values have wrong bytes: {}", mismatches.size(), compared,
-                                             fmt::join(first, "; ")),
+                                 fmt::format("{} of {} packed values have wrong bytes: {}",
+                                             mismatches.size(), compared, fmt::join(first, "; ")),
                                  static_cast<std::int64_t>(mismatches.size())});
     }
     if (bounded.empty()) {
-        result.checks.push_back({"values-bounded", Status::kSkip, "the target has neither Int32 nor Float32", std::nullopt});
+        result.checks.push_back(
+            {"values-bounded", Status::kSkip, "the target has neither Int32 nor Float32", std::nullopt});
     } else if (unbounded.empty()) {
-        result.checks.push_back({"values-bounded", Status::kPass,
-                                 fmt::format("packing {} distinct values left memory on a plateau", distinct), 0});
+        result.checks.push_back(
+            {"values-bounded", Status::kPass,
+             fmt::format("packing {} distinct values left memory on a plateau", distinct), 0});
     } else {
-        result.checks.push_back({"values-bounded", Status::kFail, fmt::format("unbounded: {}", fmt::join(unbounded, "; ")),
+        result.checks.push_back({"values-bounded", Status::kFail,
+                                 fmt::format("unbounded: {}", fmt::join(unbounded, "; ")),
                                  std::nullopt});
     }
     return result;
@@ -446,11 +485,13 @@ WorkloadResult runSoak(const json& spec) {
     try {
         types = py::tuple(harness.attr("prepare_launch")(targetSpec(spec)))[0];
     } catch (py::error_already_set& error) {
-        result.error = WorkloadError{fmt::format("the target could not be imported: {}", error.what()), std::nullopt, ""};
+        result.error = WorkloadError{fmt::format("the target could not be imported: {}", error.what()),
+                                     std::nullopt, ""};
         return result;
     }
     if (types.empty()) {
-        skipAll(result, {"soak-growth"}, "the target exposes no `scalar_types` (see the launch protocol)");
+        skipAll(result, {"soak-growth"},
+                "the target exposes no `scalar_types` (see the launch protocol)");
         return result;
     }
     const std::int64_t steps = spec.value("soak_steps", std::int64_t{0});
@@ -459,13 +500,16 @@ WorkloadResult runSoak(const json& spec) {
     probes::ProbeList probes;
     probes.push_back(probes::makeGcGuardProbe());
     py::list series;
-    measure(result, probes, [&] { series = harness.attr("soak")(types, steps, seconds, sampleEvery); }, "soak-");
+    measure(
+        result, probes, [&] { series = harness.attr("soak")(types, steps, seconds, sampleEvery); },
+        "soak-");
     std::vector<std::pair<double, double>> points;
     for (py::handle sample : series) {
         points.emplace_back(sample[py::int_(0)].cast<double>(), sample[py::int_(1)].cast<double>());
     }
     json samples = json::array();
-    for (const auto& [step, rss] : points) samples.push_back({static_cast<std::int64_t>(step), static_cast<std::int64_t>(rss)});
+    for (const auto& [step, rss] : points)
+        samples.push_back({static_cast<std::int64_t>(step), static_cast<std::int64_t>(rss)});
     // Least squares over the samples after the first tenth (warm-up: caches filling).
     size_t from = points.size() / 10;
     double n = 0, sx = 0, sy = 0, sxx = 0, sxy = 0;
@@ -495,4 +539,4 @@ WorkloadResult runSoak(const json& spec) {
     return result;
 }
 
-}  // namespace leakgate::workloads
+} // namespace leakgate::workloads

@@ -17,8 +17,8 @@ namespace leakgate::workloads {
 namespace {
 
 namespace py = pybind11;
-using python::OwnedRef;
 using python::own;
+using python::OwnedRef;
 
 std::string readSource(const std::string& path) {
     std::ifstream in(path, std::ios::binary);
@@ -42,14 +42,15 @@ void handleScriptException(WorkloadResult& result) {
         } else if (py::isinstance<py::int_>(code)) {
             result.details["script_exit"] = code.cast<long long>();
         } else {
-            result.details["script_exit"] = py::str(code).cast<std::string>();  // sys.exit("message")
+            result.details["script_exit"] = py::str(code).cast<std::string>(); // sys.exit("message")
         }
         return;
     }
-    py::object formatted = py::module_::import("traceback").attr("format_exception")(
-        py::handle(type), py::handle(value), traceback ? py::handle(traceback) : py::none());
+    py::object formatted = py::module_::import("traceback")
+                               .attr("format_exception")(py::handle(type), py::handle(value),
+                                                         traceback ? py::handle(traceback) : py::none());
     std::string text = py::str("").attr("join")(formatted).cast<std::string>();
-    std::fputs(text.c_str(), stderr);  // as python itself would show it
+    std::fputs(text.c_str(), stderr); // as python itself would show it
     std::string message = py::str(value).cast<std::string>();
     result.error = WorkloadError{
         fmt::format("the script raised {}: {}", reinterpret_cast<PyTypeObject*>(type)->tp_name, message),
@@ -68,7 +69,7 @@ void joinNonDaemonThreads() {
     }
 }
 
-}  // namespace
+} // namespace
 
 WorkloadResult runScript(const nlohmann::json& spec) {
     WorkloadResult result;
@@ -83,8 +84,8 @@ WorkloadResult runScript(const nlohmann::json& spec) {
     py::dict globals = main.attr("__dict__");
     globals["__file__"] = script;
     globals["__cached__"] = py::none();
-    py::object code = py::module_::import("builtins")
-                          .attr("compile")(py::bytes(source), script, "exec", 0, true);
+    py::object code =
+        py::module_::import("builtins").attr("compile")(py::bytes(source), script, "exec", 0, true);
 
     probes::ProbeList probes;
     probes.push_back(probes::makeGcGuardProbe());
@@ -99,4 +100,4 @@ WorkloadResult runScript(const nlohmann::json& spec) {
     return result;
 }
 
-}  // namespace leakgate::workloads
+} // namespace leakgate::workloads

@@ -24,7 +24,8 @@ void measure(WorkloadResult& result, probes::ProbeList& probes, const std::funct
     gc.attr("collect")();
     garbage.attr("clear")();
 
-    for (auto& probe : probes) probe->before();
+    for (auto& probe : probes)
+        probe->before();
     body();
 
     // A probe that sets a new error (the gc guard) invalidates every check after it.
@@ -43,9 +44,10 @@ void measure(WorkloadResult& result, probes::ProbeList& probes, const std::funct
     if (!invalid) {
         python::GcDebugGuard saveAll(python::GcDebugGuard::kSaveAll);
         gc.attr("collect")();
-        std::vector<PyObject*> saved;  // Borrowed references: gc.garbage keeps them alive
+        std::vector<PyObject*> saved; // Borrowed references: gc.garbage keeps them alive
         saved.reserve(garbage.size());
-        for (py::handle object : garbage) saved.push_back(object.ptr());
+        for (py::handle object : garbage)
+            saved.push_back(object.ptr());
         read([&](probes::Probe& probe) { probe.inGarbage(saved, result); });
         garbage.attr("clear")();
     }
@@ -58,11 +60,14 @@ void measure(WorkloadResult& result, probes::ProbeList& probes, const std::funct
 
     for (auto& probe : probes) {
         if (!probe->decidesCheck()) continue;
-        bool decided = std::any_of(result.checks.begin(), result.checks.end(),
-                                   [&](const CheckResult& check) { return check.name == probe->name(); });
-        if (!decided && invalid) result.checks.push_back({std::string(probe->name()), Status::kError, result.error->message});
+        bool decided =
+            std::any_of(result.checks.begin(), result.checks.end(),
+                        [&](const CheckResult& check) { return check.name == probe->name(); });
+        if (!decided && invalid)
+            result.checks.push_back({std::string(probe->name()), Status::kError, result.error->message});
     }
-    for (auto& check : result.checks) check.name = checkPrefix + check.name;
+    for (auto& check : result.checks)
+        check.name = checkPrefix + check.name;
     result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
 }
 
@@ -77,4 +82,4 @@ WorkloadResult run(const nlohmann::json& spec) {
     throw UsageError(fmt::format("unknown workload `{}`", workload));
 }
 
-}  // namespace leakgate::workloads
+} // namespace leakgate::workloads

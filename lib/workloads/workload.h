@@ -35,4 +35,4 @@ WorkloadResult runSoak(const nlohmann::json& spec);
 // Dispatches on spec["workload"].
 WorkloadResult run(const nlohmann::json& spec);
 
-}  // namespace leakgate::workloads
+} // namespace leakgate::workloads

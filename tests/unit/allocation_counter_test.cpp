@@ -11,8 +11,9 @@ namespace py = pybind11;
 
 TEST(AllocationCounter, CountsTheBlocksAListOfBigIntsNeeds) {
     AllocationCounter::install();
-    py::object makeList = testing::runPython("def make(n):\n    return [i * 1000003 for i in range(n)]\n")["make"];
-    makeList(10);  // warm the code path
+    py::object makeList =
+        testing::runPython("def make(n):\n    return [i * 1000003 for i in range(n)]\n")["make"];
+    makeList(10); // warm the code path
     AllocationCounter::start();
     py::object kept = makeList(1000);
     AllocationCounts counts = AllocationCounter::stop();
@@ -41,9 +42,9 @@ TEST(AllocationCounter, RawDomainCallsAreCounted) {
     block = PyMem_RawRealloc(block, 128);
     PyMem_RawFree(block);
     AllocationCounts counts = AllocationCounter::stop();
-    EXPECT_EQ(counts.allocations, 2u);  // malloc, realloc
-    EXPECT_EQ(counts.frees, 2u);        // the block realloc replaced, free
+    EXPECT_EQ(counts.allocations, 2u); // malloc, realloc
+    EXPECT_EQ(counts.frees, 2u);       // the block realloc replaced, free
 }
 
-}  // namespace
-}  // namespace leakgate::probes
+} // namespace
+} // namespace leakgate::probes

@@ -31,5 +31,5 @@ TEST(AtomicFile, AnUnwritableDestinationThrowsAndWritesNothing) {
     EXPECT_FALSE(fs::exists("/nonexistent-dir/out.json"));
 }
 
-}  // namespace
-}  // namespace leakgate
+} // namespace
+} // namespace leakgate

@@ -9,15 +9,15 @@ namespace leakgate::scanner {
 namespace {
 
 namespace py = pybind11;
-using python::OwnedRef;
 using python::own;
+using python::OwnedRef;
 
 TEST(Components, SeparatesCyclesSelfLoopsAndAcyclicObjects) {
-    py::dict scope = testing::runPython(
-        "a = []\nb = [a]\na.append(b)\n"   // a <-> b
-        "s = []\ns.append(s)\n"             // s -> s
-        "t = [a]\n");                       // t -> a, no cycle
-    std::vector<PyObject*> objects{scope["a"].ptr(), scope["b"].ptr(), scope["s"].ptr(), scope["t"].ptr()};
+    py::dict scope = testing::runPython("a = []\nb = [a]\na.append(b)\n" // a <-> b
+                                        "s = []\ns.append(s)\n"          // s -> s
+                                        "t = [a]\n");                    // t -> a, no cycle
+    std::vector<PyObject*> objects{scope["a"].ptr(), scope["b"].ptr(), scope["s"].ptr(),
+                                   scope["t"].ptr()};
     ObjectGraph graph = ObjectGraph::build(objects);
     Components components = Components::find(graph);
 
@@ -34,20 +34,24 @@ TEST(Components, SeparatesCyclesSelfLoopsAndAcyclicObjects) {
 std::vector<OwnedRef> makeChain(size_t length, bool closeIt) {
     std::vector<OwnedRef> lists;
     lists.reserve(length);
-    for (size_t i = 0; i < length; ++i) lists.push_back(own(PyList_New(0)));
-    for (size_t i = 0; i + 1 < length; ++i) PyList_Append(lists[i].get(), lists[i + 1].get());
+    for (size_t i = 0; i < length; ++i)
+        lists.push_back(own(PyList_New(0)));
+    for (size_t i = 0; i + 1 < length; ++i)
+        PyList_Append(lists[i].get(), lists[i + 1].get());
     if (closeIt) PyList_Append(lists.back().get(), lists.front().get());
     return lists;
 }
 
 void breakChain(std::vector<OwnedRef>& lists) {
-    for (auto& list : lists) PyList_SetSlice(list.get(), 0, PyList_GET_SIZE(list.get()), nullptr);
+    for (auto& list : lists)
+        PyList_SetSlice(list.get(), 0, PyList_GET_SIZE(list.get()), nullptr);
 }
 
 TEST(Components, AMillionObjectCycleIsOneComponentWithoutRecursion) {
     auto lists = makeChain(1'000'000, true);
     std::vector<PyObject*> objects;
-    for (auto& list : lists) objects.push_back(list.get());
+    for (auto& list : lists)
+        objects.push_back(list.get());
     ObjectGraph graph = ObjectGraph::build(objects);
     Components components = Components::find(graph);
     EXPECT_EQ(components.count(), 1u);
@@ -58,15 +62,16 @@ TEST(Components, AMillionObjectCycleIsOneComponentWithoutRecursion) {
 TEST(Components, AMillionObjectChainIsNumberedSinksFirst) {
     auto lists = makeChain(1'000'000, false);
     std::vector<PyObject*> objects;
-    for (auto& list : lists) objects.push_back(list.get());
+    for (auto& list : lists)
+        objects.push_back(list.get());
     ObjectGraph graph = ObjectGraph::build(objects);
     Components components = Components::find(graph);
     ASSERT_EQ(components.count(), 1'000'000u);
     for (NodeId node = 0; node + 1 < graph.size(); ++node) {
-        ASSERT_LT(components.of(node + 1), components.of(node));  // reachable => smaller id
+        ASSERT_LT(components.of(node + 1), components.of(node)); // reachable => smaller id
     }
     breakChain(lists);
 }
 
-}  // namespace
-}  // namespace leakgate::scanner
+} // namespace
+} // namespace leakgate::scanner

@@ -16,7 +16,8 @@ std::vector<Finding> explainAfter(const std::string& code) {
     testing::runPython(code);
     py::list garbage = testing::collectGarbage();
     std::vector<PyObject*> objects;
-    for (py::handle object : garbage) objects.push_back(object.ptr());
+    for (py::handle object : garbage)
+        objects.push_back(object.ptr());
     ObjectGraph graph = ObjectGraph::build(objects);
     Components components = Components::find(graph);
     auto findings = explainFrameCycles(graph, components).findings;
@@ -30,20 +31,19 @@ bool pins(const Finding& finding, const std::string& function) {
 }
 
 TEST(ExplainFrameCycles, GivenADecoratorThatBindsItsOwnFrameThenItIsTheCulpritWithItsLocal) {
-    auto findings = explainAfter(
-        "import inspect\n"
-        "def kernel(fn):\n"
-        "    cur_frame = inspect.currentframe()\n"
-        "    caller = cur_frame.f_back\n"
-        "    return fn\n"
-        "def define():\n"
-        "    @kernel\n"
-        "    def k():\n"
-        "        pass\n"
-        "def holder():\n"
-        "    big = bytearray(1 << 20)\n"
-        "    define()\n"
-        "holder()\n");
+    auto findings = explainAfter("import inspect\n"
+                                 "def kernel(fn):\n"
+                                 "    cur_frame = inspect.currentframe()\n"
+                                 "    caller = cur_frame.f_back\n"
+                                 "    return fn\n"
+                                 "def define():\n"
+                                 "    @kernel\n"
+                                 "    def k():\n"
+                                 "        pass\n"
+                                 "def holder():\n"
+                                 "    big = bytearray(1 << 20)\n"
+                                 "    define()\n"
+                                 "holder()\n");
     ASSERT_EQ(findings.size(), 1u);
     const Finding& finding = findings[0];
     EXPECT_EQ(finding.kind, "frame-cycle");
@@ -51,66 +51,63 @@ TEST(ExplainFrameCycles, GivenADecoratorThatBindsItsOwnFrameThenItIsTheCulpritWi
     EXPECT_EQ(finding.locals, std::vector<std::string>{"cur_frame"});
     EXPECT_TRUE(pins(finding, "define"));
     EXPECT_TRUE(pins(finding, "holder"));
-    EXPECT_GE(finding.bytes, 1 << 20);  // the bytearray up-stack goes with the cycle
+    EXPECT_GE(finding.bytes, 1 << 20); // the bytearray up-stack goes with the cycle
     EXPECT_NE(finding.summary.find("holds its own frame"), std::string::npos);
     EXPECT_NE(finding.fix.find("eagerly"), std::string::npos);
 }
 
 TEST(ExplainFrameCycles, GivenACaughtExceptionKeptInALocalThenThePathGoesThroughTheTraceback) {
-    auto findings = explainAfter(
-        "def risky():\n"
-        "    try:\n"
-        "        1 / 0\n"
-        "    except ZeroDivisionError as e:\n"
-        "        err = e\n"
-        "    return None\n"
-        "risky()\n");
+    auto findings = explainAfter("def risky():\n"
+                                 "    try:\n"
+                                 "        1 / 0\n"
+                                 "    except ZeroDivisionError as e:\n"
+                                 "        err = e\n"
+                                 "    return None\n"
+                                 "risky()\n");
     ASSERT_EQ(findings.size(), 1u);
     const Finding& finding = findings[0];
     EXPECT_EQ(finding.frames.front().function, "risky");
     EXPECT_EQ(finding.locals, std::vector<std::string>{"err"});
     std::vector<std::string> kinds;
-    for (const auto& step : finding.path) kinds.push_back(step.kind);
+    for (const auto& step : finding.path)
+        kinds.push_back(step.kind);
     EXPECT_EQ(kinds, (std::vector<std::string>{"local", "__traceback__", "tb_frame"}));
     EXPECT_NE(finding.fix.find("TracebackException"), std::string::npos);
 }
 
 TEST(ExplainFrameCycles, GivenCyclesWithoutFramesThenNothingIsReported) {
-    auto findings = explainAfter(
-        "class Node:\n"
-        "    pass\n"
-        "def build():\n"
-        "    a, b = Node(), Node()\n"
-        "    a.other, b.other = b, a\n"
-        "build()\n");
+    auto findings = explainAfter("class Node:\n"
+                                 "    pass\n"
+                                 "def build():\n"
+                                 "    a, b = Node(), Node()\n"
+                                 "    a.other, b.other = b, a\n"
+                                 "build()\n");
     EXPECT_TRUE(findings.empty());
 }
 
 TEST(ExplainFrameCycles, GivenTheSameCulpritTwiceThenOneFindingCountsBoth) {
-    auto findings = explainAfter(
-        "import sys\n"
-        "def leaky():\n"
-        "    me = sys._getframe()\n"
-        "leaky()\n"
-        "leaky()\n");
+    auto findings = explainAfter("import sys\n"
+                                 "def leaky():\n"
+                                 "    me = sys._getframe()\n"
+                                 "leaky()\n"
+                                 "leaky()\n");
     ASSERT_EQ(findings.size(), 1u);
     EXPECT_NE(findings[0].summary.find("(2 cycles)"), std::string::npos);
 }
 
 TEST(ExplainFrameCycles, GivenAClosureOverItsOwnFrameThenTheCellIsNamed) {
-    auto findings = explainAfter(
-        "import sys\n"
-        "def outer():\n"
-        "    here = sys._getframe()\n"
-        "    def later():\n"
-        "        return here\n"
-        "    hook = later\n"
-        "outer()\n");
+    auto findings = explainAfter("import sys\n"
+                                 "def outer():\n"
+                                 "    here = sys._getframe()\n"
+                                 "    def later():\n"
+                                 "        return here\n"
+                                 "    hook = later\n"
+                                 "outer()\n");
     ASSERT_EQ(findings.size(), 1u);
     EXPECT_EQ(findings[0].frames.front().function, "outer");
     // Either path closes the cycle: the cell `here` directly, or `hook` through the closure.
     EXPECT_FALSE(findings[0].locals.empty());
 }
 
-}  // namespace
-}  // namespace leakgate::scanner
+} // namespace
+} // namespace leakgate::scanner

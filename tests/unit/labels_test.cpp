@@ -10,12 +10,11 @@ namespace {
 namespace py = pybind11;
 
 TEST(Labels, AFrameLocalHoldingItsOwnFrameIsNamed) {
-    py::dict scope = testing::runPython(
-        "import sys\n"
-        "def own_frame():\n"
-        "    me = sys._getframe()\n"
-        "    return me\n"
-        "frame = own_frame()\n");
+    py::dict scope = testing::runPython("import sys\n"
+                                        "def own_frame():\n"
+                                        "    me = sys._getframe()\n"
+                                        "    return me\n"
+                                        "frame = own_frame()\n");
     PyObject* frame = scope["frame"].ptr();
     EdgeLabel label = labelEdge(frame, frame);
     EXPECT_EQ(label.kind, "local");
@@ -26,18 +25,17 @@ TEST(Labels, AFrameLocalHoldingItsOwnFrameIsNamed) {
 }
 
 TEST(Labels, FBackAndTracebackEdgesAreNamed) {
-    py::dict scope = testing::runPython(
-        "import sys\n"
-        "def inner():\n"
-        "    return sys._getframe()\n"
-        "def outer():\n"
-        "    return inner(), sys._getframe()\n"
-        "frame, caller = outer()\n"
-        "try:\n"
-        "    raise ValueError('x')\n"
-        "except ValueError as e:\n"
-        "    error = e\n"
-        "tb = error.__traceback__\n");
+    py::dict scope = testing::runPython("import sys\n"
+                                        "def inner():\n"
+                                        "    return sys._getframe()\n"
+                                        "def outer():\n"
+                                        "    return inner(), sys._getframe()\n"
+                                        "frame, caller = outer()\n"
+                                        "try:\n"
+                                        "    raise ValueError('x')\n"
+                                        "except ValueError as e:\n"
+                                        "    error = e\n"
+                                        "tb = error.__traceback__\n");
     EXPECT_EQ(labelEdge(scope["frame"].ptr(), scope["caller"].ptr()).kind, "f_back");
     EXPECT_EQ(labelEdge(scope["error"].ptr(), scope["tb"].ptr()).kind, "__traceback__");
     py::object tbFrame = scope["tb"].attr("tb_frame");
@@ -48,22 +46,21 @@ TEST(Labels, FBackAndTracebackEdgesAreNamed) {
 }
 
 TEST(Labels, ContainersAndAttributesAreNamed) {
-    py::dict scope = testing::runPython(
-        "class Box:\n"
-        "    pass\n"
-        "class Slotted:\n"
-        "    __slots__ = ('held',)\n"
-        "target = object.__new__(Box)\n"
-        "box = Box(); box.payload = target\n"
-        "slotted = Slotted(); slotted.held = target\n"
-        "items = [1, 2, target]\n"
-        "mapping = {'key': target}\n"
-        "def make():\n"
-        "    captured = target\n"
-        "    def use():\n"
-        "        return captured\n"
-        "    return use\n"
-        "closure = make()\n");
+    py::dict scope = testing::runPython("class Box:\n"
+                                        "    pass\n"
+                                        "class Slotted:\n"
+                                        "    __slots__ = ('held',)\n"
+                                        "target = object.__new__(Box)\n"
+                                        "box = Box(); box.payload = target\n"
+                                        "slotted = Slotted(); slotted.held = target\n"
+                                        "items = [1, 2, target]\n"
+                                        "mapping = {'key': target}\n"
+                                        "def make():\n"
+                                        "    captured = target\n"
+                                        "    def use():\n"
+                                        "        return captured\n"
+                                        "    return use\n"
+                                        "closure = make()\n");
     PyObject* target = scope["target"].ptr();
     EXPECT_EQ(labelEdge(scope["box"].ptr(), target).label, ".payload");
     EXPECT_EQ(labelEdge(scope["slotted"].ptr(), target).label, ".held");
@@ -77,17 +74,16 @@ TEST(Labels, ContainersAndAttributesAreNamed) {
 }
 
 TEST(Labels, FrameInfoGivesTheQualifiedNameOnThreeElevenAndLater) {
-    py::dict scope = testing::runPython(
-        "import sys\n"
-        "class C:\n"
-        "    def method(self):\n"
-        "        return sys._getframe()\n"
-        "frame = C().method()\n");
+    py::dict scope = testing::runPython("import sys\n"
+                                        "class C:\n"
+                                        "    def method(self):\n"
+                                        "        return sys._getframe()\n"
+                                        "frame = C().method()\n");
     FrameInfo info = frameInfo(scope["frame"].ptr());
 #if PY_VERSION_HEX >= 0x030B0000
     EXPECT_EQ(info.function, "C.method");
 #else
-    EXPECT_EQ(info.function, "method");  // 3.10 has no co_qualname
+    EXPECT_EQ(info.function, "method"); // 3.10 has no co_qualname
 #endif
     EXPECT_EQ(info.file, "<string>");
     // pybind11's exec prepends a coding line, so compare with what Python itself says.
@@ -96,5 +92,5 @@ TEST(Labels, FrameInfoGivesTheQualifiedNameOnThreeElevenAndLater) {
     EXPECT_EQ(describeObject(scope["frame"].ptr()).rfind("frame of `", 0), 0u);
 }
 
-}  // namespace
-}  // namespace leakgate::scanner
+} // namespace
+} // namespace leakgate::scanner

@@ -17,14 +17,15 @@ bool hasEdge(const ObjectGraph& graph, NodeId from, NodeId to) {
 }
 
 TEST(ObjectGraph, EdgesFollowTpTraverseWithinTheSet) {
-    py::dict scope = testing::runPython("a = []\nb = [a, 12345678, 'text']\na.append(b)\nc = {'k': a}\n");
+    py::dict scope =
+        testing::runPython("a = []\nb = [a, 12345678, 'text']\na.append(b)\nc = {'k': a}\n");
     std::vector<PyObject*> objects{scope["a"].ptr(), scope["b"].ptr(), scope["c"].ptr()};
     ObjectGraph graph = ObjectGraph::build(objects);
 
     ASSERT_EQ(graph.size(), 3u);
-    EXPECT_TRUE(hasEdge(graph, 0, 1));   // a -> b
-    EXPECT_TRUE(hasEdge(graph, 1, 0));   // b -> a
-    EXPECT_TRUE(hasEdge(graph, 2, 0));   // c -> a
+    EXPECT_TRUE(hasEdge(graph, 0, 1)); // a -> b
+    EXPECT_TRUE(hasEdge(graph, 1, 0)); // b -> a
+    EXPECT_TRUE(hasEdge(graph, 2, 0)); // c -> a
     EXPECT_FALSE(hasEdge(graph, 0, 2));
     EXPECT_EQ(graph.inDegree(0), 2u);
     EXPECT_EQ(graph.inDegree(2), 0u);
@@ -60,5 +61,5 @@ TEST(ObjectGraph, ReverseEdgesListEveryPredecessor) {
     EXPECT_TRUE(reverse.predecessors(1).empty());
 }
 
-}  // namespace
-}  // namespace leakgate::scanner
+} // namespace
+} // namespace leakgate::scanner

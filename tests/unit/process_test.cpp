@@ -9,7 +9,8 @@
 namespace leakgate::worker {
 namespace {
 
-ProcessSpec shell(const std::string& script, std::chrono::milliseconds timeout = std::chrono::seconds(30)) {
+ProcessSpec shell(const std::string& script,
+                  std::chrono::milliseconds timeout = std::chrono::seconds(30)) {
     ProcessSpec spec;
     spec.argv = {"/bin/sh", "-c", script};
     spec.timeout = timeout;
@@ -48,7 +49,8 @@ bool isDead(pid_t pid) {
 
 TEST(Process, ATimeoutKillsTheWholeProcessGroup) {
     // The grandchild prints its pid and would outlive a kill of the child alone.
-    ProcessOutcome outcome = runProcess(shell("sleep 60 & echo $!; wait", std::chrono::milliseconds(500)));
+    ProcessOutcome outcome =
+        runProcess(shell("sleep 60 & echo $!; wait", std::chrono::milliseconds(500)));
     EXPECT_TRUE(outcome.timedOut);
     pid_t grandchild = std::stoi(outcome.stdoutText);
     bool gone = false;
@@ -65,5 +67,5 @@ TEST(Process, StragglersThatHoldThePipesDoNotBlockTheParent) {
     EXPECT_FALSE(outcome.timedOut);
 }
 
-}  // namespace
-}  // namespace leakgate::worker
+} // namespace
+} // namespace leakgate::worker

@@ -37,4 +37,4 @@ inline void clearGarbage() {
     py::module_::import("gc").attr("collect")();
 }
 
-}  // namespace leakgate::testing
+} // namespace leakgate::testing

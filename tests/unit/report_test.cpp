@@ -12,7 +12,8 @@ Report reportWith(std::vector<Status> statuses, bool workloadError = false) {
     WorkloadResult result;
     result.workload = "scan";
     result.subject = "x.py";
-    for (size_t i = 0; i < statuses.size(); ++i) result.checks.push_back({"check" + std::to_string(i), statuses[i], ""});
+    for (size_t i = 0; i < statuses.size(); ++i)
+        result.checks.push_back({"check" + std::to_string(i), statuses[i], ""});
     if (workloadError) result.error = WorkloadError{"boom", 11, "tail"};
     Report report;
     report.command = "scan";
@@ -68,5 +69,5 @@ TEST(Report, HumanBytesUsesBinaryUnits) {
     EXPECT_EQ(humanBytes(1 << 30), "1.0 GiB (1073741824 bytes)");
 }
 
-}  // namespace
-}  // namespace leakgate
+} // namespace
+} // namespace leakgate

@@ -35,8 +35,23 @@ std::string displayPath(const std::string& file) {
     return relative.string();
 }
 
+// A launch finding: the allocation sites tracemalloc named, or the shapes of the cycles left.
+void writeLaunchFinding(std::string& out, const Finding& finding) {
+    if (!finding.frames.empty()) out += "  allocation sites (tracemalloc, the worst case):\n";
+    for (const auto& site : finding.frames) {
+        out += fmt::format("    {}:{}  {}\n", displayPath(site.file), site.line, site.function);
+    }
+    if (!finding.path.empty()) out += "  cycles left per batch of calls (scanner):\n";
+    for (const auto& cycle : finding.path) out += fmt::format("    {}:{}\n", cycle.label, cycle.to);
+    out += fmt::format("  fix:   {}\n", finding.fix);
+}
+
 void writeFinding(std::string& out, const TextOptions& options, const Finding& finding) {
     out += fmt::format("\n{} {}\n", paint(options, "1", finding.kind + ":"), finding.summary);
+    if (finding.kind.starts_with("launch-")) {
+        writeLaunchFinding(out, finding);
+        return;
+    }
     if (!finding.path.empty()) {
         std::string path = finding.kind == "retained-frame" ? finding.root : "its frame";
         for (const auto& step : finding.path)

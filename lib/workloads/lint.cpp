@@ -1,0 +1,107 @@
+// `leakgate lint`'s workload: lib/workloads/lint_rules.py on Python sources, with the worker's own
+// `ast`. The sources are parsed, never imported or run, so no probe has anything to measure.
+#include "lib/workloads/workload.h"
+
+#include "lib/data_dir.h"
+#include "lib/errors.h"
+#include "lib/lint.h"
+
+#include <pybind11/pybind11.h>
+
+#include <fmt/format.h>
+
+#include <chrono>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+namespace leakgate::workloads {
+namespace {
+
+namespace py = pybind11;
+
+// Loaded under a "<leakgate:..." file name, as harness.py is, so its frames are known as
+// leakgate's own.
+py::module_ loadLintRules() {
+    auto path = dataDir() / "lib/workloads/lint_rules.py";
+    std::ifstream in(path);
+    if (!in) throw EnvironmentError(fmt::format("cannot read {}", path.string()));
+    std::stringstream source;
+    source << in.rdbuf();
+    py::module_ builtins = py::module_::import("builtins");
+    py::module_ rules = py::reinterpret_steal<py::module_>(PyModule_New("_leakgate_lint"));
+    py::dict scope = rules.attr("__dict__");
+    scope["__builtins__"] = builtins;
+    builtins.attr("exec")(builtins.attr("compile")(source.str(), "<leakgate:lint>", "exec"), scope);
+    py::module_::import("sys").attr("modules")["_leakgate_lint"] = rules;
+    return rules;
+}
+
+Finding toFinding(const nlohmann::json& entry) {
+    Finding finding;
+    finding.kind = "lint:" + entry.at("rule").get<std::string>();
+    finding.summary = entry.at("message").get<std::string>();
+    finding.frames.push_back({entry.at("function").get<std::string>(), entry.at("file").get<std::string>(),
+                              entry.at("line").get<int>()});
+    finding.locals.push_back(entry.at("name").get<std::string>());
+    // 1-based, as editors and compilers count.
+    finding.path.push_back({"column", std::to_string(entry.at("column").get<int>()), ""});
+    finding.fix = entry.at("fix").get<std::string>();
+    return finding;
+}
+
+std::string plural(size_t count, const char* noun) {
+    return fmt::format("{} {}{}", count, noun, count == 1 ? "" : "s");
+}
+
+CheckResult decide(const WorkloadResult& result, size_t files, size_t unparsed) {
+    std::string notParsed =
+        unparsed ? fmt::format("; {} not parsed (see details.unparsed)", plural(unparsed, "file")) : "";
+    if (result.findings.empty()) {
+        return {"lint", Status::kPass,
+                fmt::format("{} checked, no frame kept past its call{}", plural(files, "file"), notParsed)};
+    }
+    std::map<std::string, int> perRule;
+    std::map<std::string, int> perFile;
+    for (const auto& finding : result.findings) {
+        ++perRule[finding.kind.substr(std::string_view("lint:").size())];
+        ++perFile[finding.frames.front().file];
+    }
+    std::vector<std::string> rules;
+    for (const char* rule : kLintRules) {
+        if (perRule.count(rule)) rules.push_back(fmt::format("{} {}", perRule[rule], rule));
+    }
+    return {"lint", Status::kFail,
+            fmt::format("{} in {} of {} ({}){}", plural(result.findings.size(), "finding"), perFile.size(),
+                        plural(files, "file"), fmt::join(rules, ", "), notParsed),
+            static_cast<std::int64_t>(result.findings.size())};
+}
+
+} // namespace
+
+WorkloadResult runLint(const nlohmann::json& spec) {
+    auto started = std::chrono::steady_clock::now();
+    WorkloadResult result;
+    result.workload = "lint";
+    result.subject = spec.value("subject", "");
+
+    py::list paths;
+    for (const auto& path : spec.at("paths"))
+        paths.append(path.get<std::string>());
+    // The rules answer in JSON: one encoding from Python to the report, no object-by-object casts.
+    std::string answer = loadLintRules().attr("lint_paths")(paths).cast<std::string>();
+    nlohmann::json lint = nlohmann::json::parse(answer);
+
+    for (const auto& entry : lint.at("findings"))
+        result.findings.push_back(toFinding(entry));
+    size_t files = lint.at("files").get<size_t>();
+    size_t unparsed = lint.at("unparsed").size();
+    result.details["files"] = files;
+    result.details["unparsed"] = lint.at("unparsed");
+    result.details["rules"] = std::vector<std::string>(std::begin(kLintRules), std::end(kLintRules));
+    result.checks.push_back(decide(result, files, unparsed));
+    result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    return result;
+}
+
+} // namespace leakgate::workloads

@@ -1,0 +1,443 @@
+// The CI and human report writers: JUnit XML, SARIF 2.1.0 and HTML, over reports built by hand.
+// Well-formedness is checked with the parsers of the test binary's interpreter (expat through
+// xml.etree, html.parser), which are what a consumer of these files would use.
+#include "lib/report_html.h"
+#include "lib/report_junit.h"
+#include "lib/report_sarif.h"
+
+#include <pybind11/embed.h>
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+namespace leakgate {
+namespace {
+
+namespace py = pybind11;
+using nlohmann::json;
+
+constexpr const char* kHostileFile = "/src/<script>alert(1)</script>.py";
+
+Finding frameCycle(int culpritLine = 47, int pinnedLine = 90) {
+    Finding finding;
+    finding.kind = "frame-cycle";
+    finding.summary =
+        "local `cur_frame` of `ModelDSL.kernel` (frame_cycle_461.py:47) holds its own frame";
+    finding.frames = {{"ModelDSL.kernel", "/work/fixtures/targets/frame_cycle_461.py", culpritLine},
+                      {"define_kernels", "/work/app/train.py", pinnedLine},
+                      {"<module>", "/work/app/train.py", pinnedLine + 10}};
+    finding.harnessFrames = 3;
+    finding.locals = {"cur_frame", "self"};
+    finding.path = {
+        {"local", "local `cur_frame`", "frame of `ModelDSL.kernel` (frame_cycle_461.py:47)"}};
+    finding.objects = 15;
+    finding.bytes = 8390440;
+    finding.fix = "Capture the source location eagerly and keep no frame object.";
+    return finding;
+}
+
+WorkloadResult result(std::string workload, std::string role, std::vector<CheckResult> checks) {
+    WorkloadResult out;
+    out.workload = std::move(workload);
+    out.subject = role == "target" ? "frame_cycle_461" : "reference";
+    out.role = std::move(role);
+    out.checks = std::move(checks);
+    out.seconds = 1.5;
+    return out;
+}
+
+// A gate run with every status, a reference baseline that fails too, and a worker that died.
+Report gateReport() {
+    Report report;
+    report.command = "gate";
+    report.pythonVersion = "3.11.7";
+    report.pythonExecutable = "/usr/bin/python3";
+
+    WorkloadResult decorate =
+        result("decorate", "target",
+               {{"decorate-sentinels", Status::kFail, "25 of 25 sentinels outlived their frames"},
+                {"decorate-frame-cycle", Status::kFail, "2 frame cycles <in> \"garbage\" & more"},
+                {"decorate-retained-frame", Status::kPass, "no frame outlived its call"}});
+    decorate.findings.push_back(frameCycle());
+    decorate.sentinels.push_back({"kernel depth=1 frame=1", "host", 8 << 20, "freed-by-gc-only"});
+    report.results.push_back(decorate);
+
+    WorkloadResult launch =
+        result("launch", "target",
+               {{"launch-allocations", Status::kSkip, "the target exposes no `scalar_types`"}});
+    report.results.push_back(launch);
+
+    WorkloadResult import =
+        result("import", "target",
+               {{"import-sentinels", Status::kError, "the worker was killed by SIGSEGV"},
+                {"import-frame-cycle", Status::kError, "the worker was killed by SIGSEGV"}});
+    // Raw stderr: a control character XML forbids, an invalid byte, markup.
+    import.error = WorkloadError{"the worker was killed by SIGSEGV", 11,
+                                 "Fatal Python error: <segfault> & \x01\x1b[31m\xff done\n"};
+    report.results.push_back(import);
+
+    WorkloadResult soak = result("soak", "target", {});
+    soak.error = WorkloadError{"timed out after 30 s", std::nullopt, "tail"};
+    report.results.push_back(soak);
+
+    WorkloadResult reference =
+        result("decorate", "reference",
+               {{"decorate-sentinels", Status::kPass, "all freed"},
+                {"decorate-frame-cycle", Status::kFail, "1 frame cycle (the interpreter's)"}});
+    report.results.push_back(reference);
+    return report;
+}
+
+py::object parseXml(const std::string& xml) {
+    return py::module_::import("xml.etree.ElementTree").attr("fromstring")(py::bytes(xml));
+}
+
+int attribute(py::handle element, const char* name) {
+    return std::stoi(element.attr("get")(name).cast<std::string>());
+}
+
+int countElements(py::handle element, const char* path) {
+    return static_cast<int>(py::len(element.attr("findall")(path)));
+}
+
+TEST(JunitWriter, TheXmlParsesAndCountsWhatRan) {
+    std::string xml = formatJunit(gateReport());
+    py::object root;
+    ASSERT_NO_THROW(root = parseXml(xml)) << xml;
+
+    EXPECT_EQ(root.attr("tag").cast<std::string>(), "testsuites");
+    EXPECT_EQ(attribute(root, "tests"), 9); // 8 checks and the soak worker that died before any
+    EXPECT_EQ(attribute(root, "failures"), 2);
+    EXPECT_EQ(attribute(root, "errors"), 3);
+    EXPECT_EQ(attribute(root, "skipped"), 1);
+    EXPECT_EQ(countElements(root, ".//testcase"), attribute(root, "tests"));
+    EXPECT_EQ(countElements(root, ".//failure"), attribute(root, "failures"));
+    EXPECT_EQ(countElements(root, ".//error"), attribute(root, "errors"));
+    EXPECT_EQ(countElements(root, ".//skipped"), attribute(root, "skipped"));
+
+    py::list suites = root.attr("findall")("testsuite");
+    ASSERT_EQ(py::len(suites), 2u);
+    EXPECT_EQ(suites[0].attr("get")("name").cast<std::string>(), "leakgate.gate.frame_cycle_461");
+    EXPECT_EQ(suites[1].attr("get")("name").cast<std::string>(), "leakgate.gate.reference");
+    for (py::handle suite : suites) {
+        EXPECT_EQ(countElements(suite, "testcase"), attribute(suite, "tests"));
+        EXPECT_EQ(countElements(suite, "testcase/failure"), attribute(suite, "failures"));
+        EXPECT_EQ(countElements(suite, "testcase/error"), attribute(suite, "errors"));
+        EXPECT_EQ(countElements(suite, "testcase/skipped"), attribute(suite, "skipped"));
+    }
+    // The reference's own cycle is the baseline: it does not fail the CI job.
+    EXPECT_EQ(attribute(suites[1], "failures"), 0);
+}
+
+TEST(JunitWriter, AFailureCarriesTheReasonAndTheFindingAndAnErrorTheStderrTail) {
+    py::object root = parseXml(formatJunit(gateReport()));
+    py::object cycle = root.attr("find")(".//testcase[@name='decorate-frame-cycle']");
+    ASSERT_FALSE(cycle.is_none());
+    EXPECT_EQ(cycle.attr("get")("classname").cast<std::string>(), "decorate");
+    py::object failure = cycle.attr("find")("failure");
+    EXPECT_EQ(failure.attr("get")("message").cast<std::string>(),
+              "2 frame cycles <in> \"garbage\" & more");
+    std::string body = failure.attr("text").cast<std::string>();
+    EXPECT_NE(body.find("ModelDSL.kernel"), std::string::npos);
+    EXPECT_NE(body.find("fix:"), std::string::npos);
+
+    py::object error = root.attr("find")(".//testcase[@name='import-sentinels']/error");
+    std::string tail = error.attr("text").cast<std::string>();
+    EXPECT_NE(tail.find("Fatal Python error: <segfault> &"), std::string::npos);
+    EXPECT_NE(tail.find("\\x01"), std::string::npos);
+    EXPECT_NE(tail.find("\xEF\xBF\xBD"), std::string::npos); // the invalid byte, replaced
+
+    py::object skipped = root.attr("find")(".//testcase[@name='launch-allocations']/skipped");
+    EXPECT_EQ(skipped.attr("get")("message").cast<std::string>(),
+              "the target exposes no `scalar_types`");
+    py::object died = root.attr("find")(".//testcase[@name='soak']/error");
+    EXPECT_EQ(died.attr("get")("message").cast<std::string>(), "timed out after 30 s");
+}
+
+TEST(JunitWriter, EscapingCoversMarkupControlsAndBrokenUtf8) {
+    EXPECT_EQ(escapeMarkup("a<b>&\"c\"'d'"), "a&lt;b&gt;&amp;&quot;c&quot;&#39;d&#39;");
+    EXPECT_EQ(escapeMarkup("\x01\x08\x0b\x0c\x1f"), "\\x01\\x08\\x0b\\x0c\\x1f");
+    EXPECT_EQ(escapeMarkup("tab\there\nline"), "tab\there\nline");
+    EXPECT_EQ(escapeMarkup("tab\there\nline", MarkupContext::kAttribute), "tab&#9;here&#10;line");
+    EXPECT_EQ(escapeMarkup("cr\r"), "cr&#13;");
+    EXPECT_EQ(escapeMarkup("caf\xC3\xA9 \xE2\x86\x92 \xF0\x9F\x90\x8D"),
+              "caf\xC3\xA9 \xE2\x86\x92 \xF0\x9F\x90\x8D");
+    EXPECT_EQ(escapeMarkup("cut \xE2\x86"), "cut \xEF\xBF\xBD\xEF\xBF\xBD"); // a tail cut mid-character
+    EXPECT_EQ(escapeMarkup("\xC0\xAF"), "\xEF\xBF\xBD\xEF\xBF\xBD");         // overlong '/'
+    EXPECT_EQ(escapeMarkup("\xED\xA0\x80"), "\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD"); // a surrogate
+    EXPECT_EQ(escapeMarkup("\xEF\xBF\xBE"), "\\ufffe");
+    EXPECT_EQ(escapeMarkup(std::string("nul\0end", 7)), "nul\\x00end");
+}
+
+// ---- SARIF ----
+
+Report scanReport(std::vector<Finding> findings) {
+    Report report;
+    report.command = "scan";
+    report.pythonVersion = "3.11.7";
+    WorkloadResult scan = result("scan", "target", {{"frame-cycle", Status::kFail, "cycles"}});
+    scan.subject = "/work/app/train.py";
+    scan.findings = std::move(findings);
+    report.results.push_back(scan);
+    WorkloadResult reference =
+        result("decorate", "reference", {{"decorate-frame-cycle", Status::kFail, "x"}});
+    reference.findings.push_back(frameCycle());
+    report.results.push_back(reference);
+    return report;
+}
+
+TEST(SarifWriter, HasTheRequiredFieldsAndARulePerFindingKind) {
+    Finding launch;
+    launch.kind = "launch-allocations";
+    launch.summary = "Int32(5): 4.00 allocator calls per call (reference: 0.00)";
+    launch.frames = {{"3.00 blocks per call", "/usr/lib/python3.11/ctypes/__init__.py", 101}};
+    json sarif = json::parse(formatSarif(scanReport({frameCycle(), launch}), "/work"));
+
+    EXPECT_TRUE(sarif.contains("$schema"));
+    EXPECT_EQ(sarif["version"], "2.1.0");
+    ASSERT_EQ(sarif["runs"].size(), 1u);
+    const json& run = sarif["runs"][0];
+    EXPECT_EQ(run["tool"]["driver"]["name"], "leakgate");
+    EXPECT_EQ(run["tool"]["driver"]["version"], LEAKGATE_VERSION);
+    std::vector<std::string> ruleIds;
+    for (const json& rule : run["tool"]["driver"]["rules"]) {
+        ruleIds.push_back(rule["id"]);
+        EXPECT_FALSE(rule["shortDescription"]["text"].get<std::string>().empty());
+        EXPECT_FALSE(rule["help"]["text"].get<std::string>().empty());
+    }
+    for (const char* kind : {"frame-cycle", "retained-frame", "launch-allocations", "launch-net-blocks",
+                             "launch-cyclic-garbage"}) {
+        EXPECT_NE(std::find(ruleIds.begin(), ruleIds.end(), kind), ruleIds.end()) << kind;
+    }
+
+    ASSERT_EQ(run["results"].size(), 2u); // the reference's finding is the baseline, not an alert
+    const json& cycle = run["results"][0];
+    EXPECT_EQ(cycle["ruleId"], "frame-cycle");
+    EXPECT_EQ(ruleIds.at(cycle["ruleIndex"].get<size_t>()), "frame-cycle");
+    EXPECT_EQ(cycle["level"], "error");
+    EXPECT_EQ(cycle["message"]["text"], frameCycle().summary);
+    const json& location = cycle["locations"][0]["physicalLocation"];
+    EXPECT_EQ(location["artifactLocation"]["uri"], "fixtures/targets/frame_cycle_461.py");
+    EXPECT_EQ(location["artifactLocation"]["uriBaseId"], "%SRCROOT%");
+    EXPECT_EQ(location["region"]["startLine"], 47);
+    EXPECT_EQ(cycle["partialFingerprints"].size(), 1u);
+
+    const json& site = run["results"][1]["locations"][0]["physicalLocation"];
+    EXPECT_EQ(site["artifactLocation"]["uri"], "file:///usr/lib/python3.11/ctypes/__init__.py");
+    EXPECT_EQ(site["region"]["startLine"], 101);
+}
+
+TEST(SarifWriter, SkipsFramesWithoutAFileAndEncodesTheUri) {
+    Finding finding = frameCycle();
+    finding.frames.insert(finding.frames.begin(), FrameInfo{"<module>", "<string>", 1});
+    finding.frames[1].file = "/work/my dir/<script>.py";
+    json sarif = json::parse(formatSarif(scanReport({finding}), "/work"));
+    const json& location = sarif["runs"][0]["results"][0]["locations"][0]["physicalLocation"];
+    EXPECT_EQ(location["artifactLocation"]["uri"], "my%20dir/%3Cscript%3E.py");
+    EXPECT_EQ(location["region"]["startLine"], 47);
+}
+
+TEST(SarifWriter, RelativeNamesResolveAgainstTheSourceRoot) {
+    auto uriOf = [](const std::string& file) {
+        Finding finding = frameCycle();
+        finding.frames[0].file = file;
+        json sarif = json::parse(formatSarif(scanReport({finding}), "/work/repo"));
+        return sarif["runs"][0]["results"][0]["locations"][0]["physicalLocation"]["artifactLocation"];
+    };
+    EXPECT_EQ(uriOf("pkg/../a.py")["uri"], "a.py");
+    EXPECT_EQ(uriOf("pkg/../a.py")["uriBaseId"], "%SRCROOT%");
+    EXPECT_EQ(uriOf("../elsewhere/b.py")["uri"], "file:///work/elsewhere/b.py");
+    EXPECT_FALSE(uriOf("../elsewhere/b.py").contains("uriBaseId"));
+    // A real file whose name starts with `<` is a file, not a pseudo-file like `<string>`.
+    EXPECT_EQ(uriOf("<x.py")["uri"], "%3Cx.py");
+}
+
+TEST(SarifWriter, FingerprintsAreTheSameAcrossRunsThatFindTheSameLeak) {
+    // GIVEN two runs that find the same cycle, with objects, pinned frames and counts differing
+    Finding first = frameCycle(47, 90);
+    Finding second = frameCycle(47, 120);
+    std::reverse(second.locals.begin(), second.locals.end());
+    std::reverse(second.frames.begin() + 1, second.frames.end());
+    second.objects = 99;
+    second.bytes = 12345;
+    second.summary += " (3 cycles)";
+    Finding launchFirst;
+    launchFirst.kind = "launch-allocations";
+    launchFirst.frames = {{"3.00 blocks per call", "/usr/lib/python3.11/ctypes/__init__.py", 101}};
+    Finding launchSecond = launchFirst;
+    launchSecond.frames[0].function = "2.97 blocks per call";
+    launchSecond.frames.push_back({"1.00 blocks per call", "/x/other.py", 7});
+    Finding garbageFirst;
+    garbageFirst.kind = "launch-cyclic-garbage";
+    garbageFirst.path = {{"cycle", "12 cycles of [CField, tuple]", " --x--> y"},
+                         {"cycle", "3 cycles of [PyCPointerType]", " --z--> w at 0x7f00aa"}};
+    Finding garbageSecond = garbageFirst;
+    garbageSecond.path = {{"cycle", "2 cycles of [PyCPointerType]", ""},
+                          {"cycle", "11 cycles of [CField, tuple]", ""}};
+
+    // WHEN each is written
+    json one = json::parse(formatSarif(scanReport({first, launchFirst, garbageFirst}), "/work"));
+    json two = json::parse(formatSarif(scanReport({second, launchSecond, garbageSecond}), "/work"));
+
+    // THEN each pair has one fingerprint, and the three leaks have three
+    std::vector<std::string> fingerprints;
+    for (size_t i = 0; i < 3; ++i) {
+        const json& a = one["runs"][0]["results"][i]["partialFingerprints"];
+        const json& b = two["runs"][0]["results"][i]["partialFingerprints"];
+        EXPECT_EQ(a, b) << i;
+        fingerprints.push_back(a.begin()->get<std::string>());
+    }
+    std::sort(fingerprints.begin(), fingerprints.end());
+    EXPECT_EQ(std::unique(fingerprints.begin(), fingerprints.end()), fingerprints.end());
+}
+
+TEST(SarifWriter, FingerprintsTellDifferentCulpritsApart) {
+    WorkloadResult scan = result("scan", "target", {});
+    Finding kernel = frameCycle();
+    Finding jit = frameCycle();
+    jit.frames[0].function = "ModelDSL.jit";
+    Finding otherLocal = frameCycle();
+    otherLocal.locals = {"frame"};
+    Finding retained = frameCycle();
+    retained.kind = "retained-frame";
+    std::vector<std::string> all = {findingFingerprint(kernel, scan), findingFingerprint(jit, scan),
+                                    findingFingerprint(otherLocal, scan),
+                                    findingFingerprint(retained, scan)};
+    std::sort(all.begin(), all.end());
+    EXPECT_EQ(std::unique(all.begin(), all.end()), all.end());
+    EXPECT_EQ(all[0].size(), 16u);
+}
+
+TEST(SarifWriter, AFindingWithoutFramesStillHasAnArtifactLocation) {
+    Finding netBlocks;
+    netBlocks.kind = "launch-net-blocks";
+    netBlocks.summary = "keeps blocks";
+    json sarif = json::parse(formatSarif(scanReport({netBlocks}), "/work"));
+    const json& location = sarif["runs"][0]["results"][0]["locations"][0]["physicalLocation"];
+    EXPECT_EQ(location["artifactLocation"]["uri"], "app/train.py");
+    EXPECT_FALSE(location.contains("region"));
+}
+
+// ---- HTML ----
+
+Report htmlReport() {
+    Report report = gateReport();
+    Finding hostile = frameCycle();
+    hostile.frames[0] = {"<lambda>", kHostileFile, 3};
+    hostile.summary = "local `x` of `<lambda>` (<script>alert(1)</script>.py:3) holds its own frame";
+    hostile.path = {{"local", "local `<img src=x onerror=alert(2)>`", "`dict` object"},
+                    {"item", "item 'k'", "frame of `<lambda>` (<script>alert(1)</script>.py:3)"}};
+    report.results[0].findings.push_back(hostile);
+    Finding retained;
+    retained.kind = "retained-frame";
+    retained.summary = "frame of `f` outlived its call";
+    retained.root = "module `registry`";
+    retained.path = {{"attribute", "attribute `frames`", "`list` object"},
+                     {"item", "item 0", "frame of `f`"}};
+    retained.frames = {{"f", "/work/a.py", 3}};
+    report.results[0].findings.push_back(retained);
+
+    for (const char* role : {"target", "reference"}) {
+        WorkloadResult soak = result("soak", role, {{"soak-growth", Status::kPass, "RSS grows 1 KiB"}});
+        json samples = json::array();
+        for (int step = 0; step <= 1000; step += 100)
+            samples.push_back({step, (200 << 20) + step * 4096});
+        soak.details["soak"] = {{"steps", 1000},
+                                {"samples", samples},
+                                {"slope_bytes_per_1000_steps", 4096000.0},
+                                {"growth_bytes", 3686400.0}};
+        report.results.push_back(soak);
+    }
+    WorkloadResult launch = result("launch", "target", {{"launch-allocations", Status::kFail, "worse"}});
+    json cases = json::array();
+    for (const char* type : {"Int32", "Float16", "<b>Bool</b>"}) {
+        cases.push_back({{"type", type},
+                         {"value", "1"},
+                         {"form", "T(v).__c_pointers__()"},
+                         {"target", {{"allocations_per_call", {4.0, 4.0, 4.1}}}},
+                         {"reference", {{"allocations_per_call", {0.0, 0.0, 0.0}}}},
+                         {"flagged", {"allocations"}}});
+    }
+    launch.details["cases"] = cases;
+    report.results.push_back(launch);
+    return report;
+}
+
+// The start tags a browser would build, and the text it would show, by Python's html.parser.
+struct ParsedHtml {
+    std::vector<std::string> tags;
+    std::string text;
+};
+
+ParsedHtml parseHtml(const std::string& html) {
+    py::dict scope;
+    scope["__builtins__"] = py::module_::import("builtins");
+    py::exec(R"(
+from html.parser import HTMLParser
+class Collect(HTMLParser):
+    def __init__(self):
+        super().__init__(convert_charrefs=True)
+        self.tags, self.text = [], []
+    def handle_starttag(self, tag, attrs):
+        self.tags.append(tag)
+        self.tags.extend('attr:' + name for name, _ in attrs)
+    def handle_data(self, data):
+        self.text.append(data)
+)",
+             scope);
+    py::object parser = scope["Collect"]();
+    parser.attr("feed")(html);
+    parser.attr("close")();
+    ParsedHtml parsed;
+    for (py::handle tag : parser.attr("tags"))
+        parsed.tags.push_back(tag.cast<std::string>());
+    parsed.text = py::str("").attr("join")(parser.attr("text")).cast<std::string>();
+    return parsed;
+}
+
+TEST(HtmlWriter, AHostileFileNameRendersAsText) {
+    std::string html = formatHtml(htmlReport());
+    EXPECT_EQ(html.find("<script"), std::string::npos);
+    EXPECT_EQ(html.find("<img"), std::string::npos);
+    EXPECT_NE(html.find("&lt;script&gt;alert(1)&lt;/script&gt;.py"), std::string::npos);
+
+    ParsedHtml parsed = parseHtml(html);
+    for (const char* forbidden :
+         {"script", "img", "iframe", "link", "object", "attr:onerror", "attr:src"}) {
+        EXPECT_EQ(std::count(parsed.tags.begin(), parsed.tags.end(), forbidden), 0) << forbidden;
+    }
+    EXPECT_NE(parsed.text.find(kHostileFile), std::string::npos);
+    EXPECT_NE(parsed.text.find("local `<img src=x onerror=alert(2)>`"), std::string::npos);
+}
+
+TEST(HtmlWriter, DrawsPathsSoakCurvesAndLaunchBarsAsInlineSvg) {
+    std::string html = formatHtml(htmlReport());
+    EXPECT_NE(html.find("<svg class=\"path\""), std::string::npos);
+    EXPECT_NE(html.find("<svg class=\"chart soak\""), std::string::npos);
+    EXPECT_NE(html.find("<svg class=\"chart launch\""), std::string::npos);
+    // target beside reference: one curve each
+    size_t soakCharts = 0;
+    for (size_t at = html.find("chart soak"); at != std::string::npos;
+         at = html.find("chart soak", at + 1))
+        ++soakCharts;
+    EXPECT_EQ(soakCharts, 2u);
+    EXPECT_NE(html.find("<polyline"), std::string::npos);
+    // the stderr tail is shown, escaped
+    EXPECT_NE(html.find("Fatal Python error: &lt;segfault&gt; &amp;"), std::string::npos);
+    // self-contained: nothing is fetched
+    for (const char* fetch : {"<link", "src=\"", "href=\"", "@import", "url(http"})
+        EXPECT_EQ(html.find(fetch), std::string::npos) << fetch;
+    EXPECT_NE(html.find("exit 1"), std::string::npos);
+}
+
+TEST(HtmlWriter, AReportWithoutPlotsHasNoCharts) {
+    Report report = scanReport({frameCycle()});
+    std::string html = formatHtml(report);
+    EXPECT_EQ(html.find("chart soak"), std::string::npos);
+    EXPECT_EQ(html.find("chart launch"), std::string::npos);
+    EXPECT_NE(html.find("ModelDSL.kernel"), std::string::npos);
+}
+
+} // namespace
+} // namespace leakgate

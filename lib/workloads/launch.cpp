@@ -343,7 +343,7 @@ WorkloadResult runLaunch(const json& spec) {
             }
             finding.fix = "Leave no reference cycle per launch: ctypes.cast(pointer(x), c_void_p) stores the "
                           "pointer in its own _objects dict (CPython bpo-12836), so with gc disabled every call "
-                          "leaks; pack once and reuse, or point a c_void_p at the value's address without cast"; with gc disabled each one is a leak.";
+                          "leaks; pack once and reuse, or point a c_void_p at the value's address without cast";
         } else {
             finding.fix = "Whatever each call keeps must be bounded: free it by reference counting or "
                           "cap the cache.";

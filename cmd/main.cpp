@@ -95,6 +95,12 @@ int run(int argc, char** argv) {
         ->add_option("--soak-seconds", gate.soakSeconds,
                      "Soak budget per target, in seconds (default 30)")
         ->check(CLI::PositiveNumber);
+    gateCommand->add_option("--baseline", gate.baseline,
+                            "JSON of an earlier gate run (the last good release): a figure that grew beyond "
+                            "its budget fails")
+        ->check(CLI::ExistingFile);
+    gateCommand->add_option("--budgets", gate.budgets, "Budgets file for --baseline (`check = amount` lines)")
+        ->check(CLI::ExistingFile);
     gateCommand
         ->add_option("--launch-calls", gate.launchCalls, "Calls per measured launch run (default 2000)")
         ->check(CLI::PositiveNumber);

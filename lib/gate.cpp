@@ -1,5 +1,6 @@
 #include "lib/gate.h"
 
+#include "lib/baseline.h"
 #include "lib/data_dir.h"
 #include "lib/errors.h"
 #include "lib/python/environment.h"
@@ -160,6 +161,9 @@ Report runGate(const GateOptions& options) {
     nlohmann::json target = resolveTarget(targetName);
     nlohmann::json reference = resolveTarget("reference");
     std::vector<std::string> selected = selectChecks(options.checks);
+    // Read before anything runs: a bad baseline or budgets file is a usage error.
+    nlohmann::json baseline = options.baseline.empty() ? nlohmann::json() : loadBaseline(options.baseline);
+    Budgets budgets = options.budgets.empty() ? defaultBudgets() : loadBudgets(options.budgets);
     python::Environment env =
         python::queryEnvironment(options.python.value_or(python::buildPythonExecutable()));
     const bool targetIsReference = target.value("module", "") == reference.at("module");
@@ -235,6 +239,7 @@ Report runGate(const GateOptions& options) {
         if (referenceResult != byRole.end())
             report.results.push_back(std::move(referenceResult->second));
     }
+    if (!baseline.is_null()) applyBaseline(report, baseline, budgets);
     return report;
 }
 

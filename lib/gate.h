@@ -24,6 +24,8 @@ struct GateOptions {
     std::int64_t distinctValues = 1'000'000; // the values workload's stream of distinct values
     std::int64_t launchCalls = 2000;         // calls per measured launch run
     int launchRuns = 5;                      // measured runs per launch case
+    std::string baseline;                    // JSON of an earlier gate run to judge figures against
+    std::string budgets;                     // budgets file for the baseline comparison
     bool forwardOutput = true;
 };
 

@@ -29,13 +29,14 @@ class FrameCycleProbe final : public Probe {
         if (findings.empty()) {
             result.checks.push_back(
                 {"frame-cycle", Status::kPass,
-                 fmt::format("no frame in cyclic garbage ({} objects collected)", saved)});
+                 fmt::format("no frame in cyclic garbage ({} objects collected)", saved), 0});
         } else {
             result.checks.push_back(
                 {"frame-cycle", Status::kFail,
                  fmt::format("{} frame cycle{} in cyclic garbage pin {} in all; {}", findings.size(),
                              findings.size() == 1 ? "" : "s", humanBytes(cycles.total.bytes),
-                             findings.front().summary)});
+                             findings.front().summary),
+                 cycles.total.bytes});
         }
         for (auto& finding : findings)
             result.findings.push_back(std::move(finding));

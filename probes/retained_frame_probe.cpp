@@ -99,7 +99,8 @@ class RetainedFrameProbe final : public Probe {
                 {"retained-frame", Status::kPass,
                  fmt::format("no frame outlived its call ({} live frame{}, each running or "
                              "suspended)",
-                             frames.size(), frames.size() == 1 ? "" : "s")});
+                             frames.size(), frames.size() == 1 ? "" : "s"),
+                 0});
             return;
         }
 
@@ -120,12 +121,16 @@ class RetainedFrameProbe final : public Probe {
         RootNamer namer;
         auto findings =
             scanner::explainRetainedFrames({graph, retainedNodes, external, std::cref(namer)});
+        std::int64_t pinned = 0;
+        for (const auto& finding : findings)
+            pinned += finding.bytes;
         result.checks.push_back(
             {"retained-frame", Status::kFail,
              fmt::format("{} frame{} outlived {} call{} after a full collection: {}", retained.size(),
                          retained.size() == 1 ? "" : "s", retained.size() == 1 ? "its" : "their",
                          retained.size() == 1 ? "" : "s",
-                         findings.empty() ? "" : findings.front().summary)});
+                         findings.empty() ? "" : findings.front().summary),
+             pinned});
         for (auto& finding : findings)
             result.findings.push_back(std::move(finding));
     }

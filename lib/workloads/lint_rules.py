@@ -37,13 +37,15 @@ FRAME_STORED = "frame-stored"
 # What a value holds, as far as frames go. The "own" kinds reach the running function's frame.
 KIND_TEXT = {
     "frame": "this function's own frame",
-    "tb_frame": "a frame taken from a traceback through this function (its own frame or one it called)",
+    "tb_frame": "a frame from a traceback through this function: its own, or one it called",
     "traceback": "a traceback through this function's frame",
-    "exception": "a caught exception (its __traceback__ holds this function's frame)",
-    "exc_info": "sys.exc_info() (its traceback holds this function's frame)",
-    "stack": "frame records from inspect.stack()/trace(), the first of which is this function's own frame",
+    "exception": "a caught exception, whose __traceback__ holds this function's frame",
+    "exc_info": "sys.exc_info(), whose traceback holds this function's frame",
+    "stack": "frame records from inspect.stack() or inspect.trace(), the first of which is this "
+             "function's own frame",
     "frame_info": "the frame record of this function's own frame",
     "holds_own": "a container holding this function's frame, a traceback or a caught exception",
+    "raised": "the exception it raises, whose __traceback__ gets this function's frame",
     "caller": "a caller's frame",
     "caller_info": "a frame record holding a caller's frame",
     "callers": "frame records of the callers' frames",
@@ -55,7 +57,8 @@ KIND_TEXT = {
     "other_traceback": "the traceback of an exception a caller is handling",
 }
 OWN_KINDS = frozenset(
-    {"frame", "tb_frame", "traceback", "exception", "exc_info", "stack", "frame_info", "holds_own"})
+    {"frame", "tb_frame", "traceback", "exception", "exc_info", "stack", "frame_info", "holds_own",
+     "raised"})
 
 # Attribute reads that lead from one kind to another; every other attribute leaves frames behind.
 ATTRIBUTE_KIND = {
@@ -93,6 +96,9 @@ FIX_EXCEPTION = ("Do not keep the exception, its traceback or sys.exc_info() in 
 FIX_STACK = ("inspect.stack() and inspect.trace() start at this function's own frame: read the "
              "fields you need (`inspect.stack()[1].filename`) without binding the list, prefer "
              "`sys._getframe(1)` for the caller, or `del` the variable in a `finally:`.")
+FIX_RAISED = ("Raise the exception without naming it in a local (`raise Error(...)`), or drop the "
+             "local on the way out: `try: raise err` / `finally: err = None`, as "
+             "socket.create_connection does.")
 FIX_CONTAINER = ("Put the formatted text or the values you need in the container instead of the "
                  "frame or exception, or clear the container (`.clear()`, `del`, or rebind it to "
                  "None) in a `finally:`.")
@@ -105,6 +111,16 @@ FIX_CLOSURE = ("Read what the nested function needs from the frame before defini
                "nested function no longer needs it.")
 
 
+def describe(kind, scope):
+    """KIND_TEXT, for the scope at hand: a module's or a class body's frame is no function's."""
+    text = KIND_TEXT[kind]
+    if scope.kind == "module":
+        return text.replace("this function's", "the module's").replace("this function", "the module")
+    if scope.kind == "class":
+        return text.replace("this function's", "the class body's").replace("this function", "the class body")
+    return text
+
+
 def own_fix(kind):
     if kind in ("frame", "tb_frame"):
         return FIX_FRAME
@@ -112,6 +128,8 @@ def own_fix(kind):
         return FIX_STACK
     if kind == "holds_own":
         return FIX_CONTAINER
+    if kind == "raised":
+        return FIX_RAISED
     return FIX_EXCEPTION
 
 
@@ -175,6 +193,7 @@ class Scope:
         self.nonlocals = set()
         self.first_use = {}  # name -> Name node: the first read here or in a nested scope
         self.loads = {}  # name -> every Name node that reads it in this scope itself
+        self.definitions = set()  # names bound by class, def and import statements
         if parent is not None:
             parent.children.append(self)
 
@@ -249,6 +268,7 @@ class ScopeBuilder(ast.NodeVisitor):
             self.visit(decorator)
         self._arguments(node.args)
         self._bind_name(node.name)
+        self.current.definitions.add(node.name)
         scope = self._enter(node, "function", _function_child_name(self.current, node.name))
         scope.params.update(self._parameter_names(node.args))
         scope.bound.update(scope.params)
@@ -268,6 +288,7 @@ class ScopeBuilder(ast.NodeVisitor):
         for expression in [*node.decorator_list, *node.bases, *[k.value for k in node.keywords]]:
             self.visit(expression)
         self._bind_name(node.name)
+        self.current.definitions.add(node.name)
         scope = self._enter(node, "class", _function_child_name(self.current, node.name))
         self._within(scope, lambda: [self.visit(statement) for statement in node.body])
 
@@ -317,11 +338,13 @@ class ScopeBuilder(ast.NodeVisitor):
     def visit_Import(self, node):
         for alias in node.names:
             self._bind_name(alias.asname or alias.name.split(".")[0])
+            self.current.definitions.add(alias.asname or alias.name.split(".")[0])
 
     def visit_ImportFrom(self, node):
         for alias in node.names:
             if alias.name != "*":
                 self._bind_name(alias.asname or alias.name)
+                self.current.definitions.add(alias.asname or alias.name)
 
     def visit_ExceptHandler(self, node):
         if node.type is not None:
@@ -479,19 +502,18 @@ class FlowAnalyzer:
         if state is None:
             return
         if how == "raise":
-            exit_text = f"when it raises (line {node.lineno})"
+            exit_text = f"raises at line {node.lineno}"
         elif how == "return" and node is not None:
-            exit_text = f"when it returns (line {node.lineno})"
+            exit_text = f"returns at line {node.lineno}"
         else:
-            exit_text = "when it ends"
+            exit_text = "ends"
         for name, bindings in sorted(state.items()):
             if name in self.captured:
                 continue
             for binding in sorted(bindings):
                 if self.scope.kind == "module" and binding.kind not in OWN_KINDS:
                     self.linter.stored(self.scope, binding.line, binding.column, name,
-                                       f"module global `{name}` holds {KIND_TEXT[binding.kind]} "
-                                       f"(`{binding.source}`)", FIX_STORED)
+                                       f"module global `{name}`", binding.source, binding.kind)
                 elif binding.kind in OWN_KINDS:
                     self.linter.own_local(self.scope, name, binding, exit_text)
 
@@ -608,8 +630,7 @@ class FlowAnalyzer:
 
     def stored_value(self, node, name, kinds, value, where):
         kind = sorted(kinds, key=lambda k: (k not in OWN_KINDS, k))[0]
-        self.linter.stored(self.scope, node.lineno, node.col_offset + 1, name,
-                           f"{where} is given {KIND_TEXT[kind]} (`{unparse(value)}`)", FIX_STORED)
+        self.linter.stored(self.scope, node.lineno, node.col_offset + 1, name, where, unparse(value), kind)
 
     def plain_local(self, name):
         if name in self.scope.globals or name in self.scope.nonlocals:
@@ -657,7 +678,8 @@ class FlowAnalyzer:
             elif kinds & {"exc_info", "other_exc_info"} and len(elements) == 3 and not starred:
                 prefix = "" if "exc_info" in kinds else "other_"
                 parts = [frozenset(), frozenset({prefix + "exception"}), frozenset({prefix + "traceback"})]
-                pairs = [(element, part, value) for element, part in zip(elements, parts)]
+                pairs = [(element, part, ast.Subscript(value=value, slice=ast.Constant(index), ctx=ast.Load()))
+                         for index, (element, part) in enumerate(zip(elements, parts))]
             else:
                 pairs = [(element, frozenset(), None) for element in elements]
             for element, element_kinds, element_value in pairs:
@@ -801,6 +823,14 @@ class FlowAnalyzer:
     def run_Raise(self, node, state):
         state = self.effects(node.exc, state)
         state = self.effects(node.cause, state)
+        # `raise err` puts this frame in err's traceback while the local `err` still names it.
+        # (`raise Error` with a class defined or imported here raises a new instance: no cycle.)
+        name = node.exc.id if isinstance(node.exc, ast.Name) else None
+        if (name is not None and self.scope.kind == "function" and self.plain_local(name)
+                and name not in self.scope.definitions
+                and not any(b.kind in OWN_KINDS for b in state.get(name, ()))):
+            state = dict(state)
+            state[name] = state.get(name, frozenset()) | {self.binding("raised", node.exc, node.exc)}
         self.exit("raise", state, node)
         return None
 
@@ -1003,32 +1033,38 @@ class FileLinter:
         self.findings.setdefault(key, finding)
 
     def own_local(self, scope, name, binding, exit_text):
-        where = "module global" if scope.kind == "module" else "local"
-        subject = "the module's" if scope.kind == "module" else f"`{scope.qualname}`'s"
-        message = (f"{where} `{name}` holds {KIND_TEXT[binding.kind]} (`{binding.source}`, line "
-                   f"{binding.line}) and is still bound {exit_text}: {subject} frame reaches itself "
-                   f"through its locals, a reference cycle that keeps it, every caller's frame and "
-                   f"all their locals alive until the cyclic GC runs")
-        if scope.kind == "module":
-            message = (f"module global `{name}` holds {KIND_TEXT[binding.kind]} (`{binding.source}`, "
-                       f"line {binding.line}): the module's frame reaches itself through its globals, "
-                       f"a reference cycle that keeps it and the frames that imported it alive as long "
-                       f"as the module lives")
+        assigned = f"`{name}` = `{binding.source}` (line {binding.line})"
+        if binding.kind == "raised":
+            message = (f"`raise {name}` (line {binding.line}) raises the exception that local `{name}` "
+                       f"still names: raising puts the frame of `{scope.qualname}` in its "
+                       f"__traceback__, so the frame reaches itself through its locals, a reference "
+                       f"cycle that keeps it, every caller's frame and all their locals alive until "
+                       f"the cyclic GC runs")
+        elif scope.kind == "module":
+            message = (f"module global {assigned} holds {describe(binding.kind, scope)}: the module's "
+                       f"frame reaches itself through its globals, a reference cycle that keeps it and "
+                       f"the frames that imported it alive as long as the module lives")
+        else:
+            message = (f"local {assigned} holds {describe(binding.kind, scope)}, and is still bound "
+                       f"when `{scope.qualname}` {exit_text}: the frame reaches itself through its "
+                       f"locals, a reference cycle that keeps it, every caller's frame and all their "
+                       f"locals alive until the cyclic GC runs")
         self._add(Finding(OWN_FRAME_LOCAL, self.path, binding.line, binding.column, scope.qualname,
                           name, message, own_fix(binding.kind)))
 
-    def stored(self, scope, line, column, name, what, fix):
-        message = (f"{what} in `{scope.qualname}`: the store outlives the call, and what it holds "
-                   f"pins a frame's f_back chain (every caller's frame and locals) as long as it lives")
-        self._add(Finding(FRAME_STORED, self.path, line, column, scope.qualname, name, message, fix))
+    def stored(self, scope, line, column, name, where, value, kind):
+        message = (f"{where} is given `{value}`, {describe(kind, scope)}, in `{scope.qualname}`: the "
+                   f"store outlives the call and pins the frame's f_back chain, every caller's frame "
+                   f"and all their locals, as long as it lives")
+        self._add(Finding(FRAME_STORED, self.path, line, column, scope.qualname, name, message, FIX_STORED))
 
     def closure(self, scope, child, name, use, bindings):
         kind = sorted((b.kind for b in bindings), key=lambda k: (k not in OWN_KINDS, k))[0]
         source = sorted(bindings)[0]
         nested = "a lambda" if child.kind == "lambda" else f"nested function `{child.qualname}`"
-        message = (f"{nested} captures local `{name}` of `{scope.qualname}`, which holds "
-                   f"{KIND_TEXT[kind]} (`{source.source}`, line {source.line}): the closure cell "
-                   f"keeps it, and every frame it pins, alive as long as the function object lives")
+        message = (f"{nested} captures local `{name}` = `{source.source}` (line {source.line}) of "
+                   f"`{scope.qualname}`, {describe(kind, scope)}: the closure cell keeps it, and "
+                   f"every frame it pins, alive as long as the function object lives")
         self._add(Finding(FRAME_STORED, self.path, use.lineno, use.col_offset + 1, scope.qualname, name,
                           message, FIX_CLOSURE))
 

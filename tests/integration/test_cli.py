@@ -74,6 +74,36 @@ class Environments(unittest.TestCase):
             self.assertEqual(without.returncode, 3, "the build's own environment lacks the venv's module")
 
 
+class Baselines(unittest.TestCase):
+    def test_a_figure_grown_beyond_its_budget_fails_and_within_it_passes(self):
+        targets = os.path.join(FIXTURES, "targets")
+        with tempfile.TemporaryDirectory() as tmp:
+            good = os.path.join(tmp, "good.json")
+            run = leakgate("gate", "--quiet", "--target", os.path.join(targets, "temporary_back.py"),
+                           "--checks", "decorate-sentinels", "--json", good)
+            self.assertEqual(run.returncode, 0, run.stderr)
+            for budget, expected in ((1 << 20, 1), (1 << 40, 0)):
+                budgets = os.path.join(tmp, "budgets.txt")
+                with open(budgets, "w") as out:
+                    out.write(f"# allowed growth in bytes pinned\ndecorate-sentinels = {budget}\n")
+                report = os.path.join(tmp, "new.json")
+                run = leakgate("gate", "--quiet", "--target", os.path.join(targets, "frame_cycle_461.py"),
+                               "--checks", "decorate-sentinels", "--baseline", good, "--budgets", budgets,
+                               "--json", report)
+                self.assertEqual(run.returncode, expected, run.stderr)
+                with open(report) as report_file:
+                    check = json.load(report_file)["checks"][0]
+                self.assertIn("the baseline's 0 to", check["reason"])
+
+    def test_a_baseline_that_is_not_a_gate_report_is_a_usage_error(self):
+        with tempfile.NamedTemporaryFile("w", suffix=".json") as bad:
+            bad.write('{"schema": "something-else"}')
+            bad.flush()
+            run = leakgate("gate", "--target", "reference", "--baseline", bad.name)
+            self.assertEqual(run.returncode, 2)
+            self.assertIn("not the JSON of a `leakgate gate` run", run.stderr)
+
+
 class MachineOutput(unittest.TestCase):
     def test_json_on_stdout_is_the_only_thing_on_stdout(self):
         run = leakgate("scan", "--json", "-", "--", os.path.join(FIXTURES, "scan", "leak_traceback_in_local.py"))

@@ -3,6 +3,7 @@
 #include "lib/baseline.h"
 #include "lib/data_dir.h"
 #include "lib/errors.h"
+#include "lib/log.h"
 #include "lib/python/environment.h"
 #include "lib/report_text.h"
 #include "lib/worker/worker_client.h"
@@ -12,6 +13,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <map>
+#include <unistd.h>
 
 namespace leakgate {
 namespace {
@@ -204,6 +206,12 @@ Report runGate(const GateOptions& options) {
                             {"argv", {"leakgate-gate"}}};
             request.timeout = options.timeout;
             request.forwardOutput = options.forwardOutput;
+            if (::isatty(STDERR_FILENO)) {
+                // Progress for a person watching: the soak alone takes its whole budget.
+                log::info("{} on {}{}{}", workload, subject.at("name").get<std::string>(),
+                          std::string(role) == "reference" ? " (reference)" : "",
+                          workload == "soak" ? fmt::format(", about {:.0f} s", options.soakSeconds) : "");
+            }
             WorkloadResult result = worker::runInWorker(request);
             result.role = role;
             // Keep the selected checks; a worker that died owes each of them an `error`.

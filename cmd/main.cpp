@@ -3,14 +3,19 @@
 #include "lib/bisect.h"
 #include "lib/errors.h"
 #include "lib/gate.h"
+#include "lib/lint.h"
 #include "lib/log.h"
+#include "lib/report_html.h"
 #include "lib/report_json.h"
+#include "lib/report_junit.h"
+#include "lib/report_sarif.h"
 #include "lib/report_text.h"
 #include "lib/scan.h"
 #include "lib/worker/worker_main.h"
 
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <optional>
@@ -24,27 +29,65 @@ using namespace leakgate;
 
 struct OutputOptions {
     std::string json;
+    std::string junit;
+    std::string sarif;
+    std::string html;
     bool quiet = false;
     bool noColor = false;
 };
 
+using Formatter = std::string (*)(const Report&);
+
+// The report files asked for, in the order they are written; "-" is stdout.
+std::vector<std::pair<std::string, Formatter>> reportFiles(const OutputOptions& output) {
+    std::vector<std::pair<std::string, Formatter>> files;
+    if (!output.json.empty()) files.emplace_back(output.json, &formatJson);
+    if (!output.junit.empty()) files.emplace_back(output.junit, &formatJunit);
+    if (!output.sarif.empty()) files.emplace_back(output.sarif, static_cast<Formatter>(&formatSarif));
+    if (!output.html.empty()) files.emplace_back(output.html, &formatHtml);
+    return files;
+}
+
+// Before anything runs: two machine outputs on stdout would be one unreadable stream.
+void checkOutputs(const OutputOptions& output) {
+    auto files = reportFiles(output);
+    auto onStdout =
+        std::count_if(files.begin(), files.end(), [](const auto& file) { return file.first == "-"; });
+    if (onStdout > 1)
+        throw UsageError("only one of --json, --junit, --sarif, --html can be '-' (stdout)");
+}
+
 int emit(const Report& report, const OutputOptions& output) {
+    auto files = reportFiles(output);
     if (!output.quiet) {
         // Machine output on stdout is never mixed with the human report.
-        FILE* stream = output.json == "-" ? stderr : stdout;
+        bool machineOnStdout =
+            std::any_of(files.begin(), files.end(), [](const auto& file) { return file.first == "-"; });
+        FILE* stream = machineOnStdout ? stderr : stdout;
         bool color = !output.noColor && std::getenv("NO_COLOR") == nullptr && ::isatty(::fileno(stream));
         std::fputs(formatText(report, {color}).c_str(), stream);
         std::fflush(stream);
     }
-    // After the text: a JSON file that cannot be written must not cost the results.
-    if (!output.json.empty()) writeOutputFile(output.json, formatJson(report));
-    return static_cast<int>(report.exitCode());
+    // After the text: a file that cannot be written must not cost the results, nor the other files.
+    bool failed = false;
+    for (const auto& [path, format] : files) {
+        try {
+            writeOutputFile(path, format(report));
+        } catch (const std::exception& error) {
+            std::fprintf(stderr, "leakgate: %s\n", error.what());
+            failed = true;
+        }
+    }
+    return static_cast<int>(failed ? ExitCode::kErrored : report.exitCode());
 }
 
 // Options every reporting subcommand shares.
 void addOutputOptions(CLI::App* command, OutputOptions& output, std::optional<std::string>& python,
                       int& timeout) {
     command->add_option("--json", output.json, "Write the JSON report to FILE ('-' for stdout)");
+    command->add_option("--junit", output.junit, "Write a JUnit XML report to FILE ('-' for stdout)");
+    command->add_option("--sarif", output.sarif, "Write a SARIF 2.1.0 report to FILE ('-' for stdout)");
+    command->add_option("--html", output.html, "Write a self-contained HTML report to FILE");
     command->add_option(
         "--python", python,
         "Interpreter of the environment to run in (a venv's python; same major.minor as this build)");
@@ -112,6 +155,12 @@ int run(int argc, char** argv) {
                      "Distinct values the values workload packs to test boundedness (default 1000000)")
         ->check(CLI::PositiveNumber);
 
+    LintOptions lint;
+    CLI::App* lintCommand = app.add_subcommand(
+        "lint", "Find frame-capture patterns in Python sources (AST), before anything runs");
+    addOutputOptions(lintCommand, output, lint.python, timeoutSeconds);
+    lintCommand->add_option("paths", lint.paths, "Python files or directories")->required();
+
     BisectOptions bisect;
     std::string versions;
     std::string bisectChecks = "decorate,import";
@@ -148,12 +197,18 @@ int run(int argc, char** argv) {
     if (output.quiet) log::setLevel(log::Level::kQuiet);
     ::setenv("LEAKGATE_LOG_LEVEL", std::to_string(static_cast<int>(log::level())).c_str(), 1);
 
+    checkOutputs(output);
     if (scanCommand->parsed()) {
         scan.script = command.front();
         scan.args.assign(command.begin() + 1, command.end());
         scan.timeout = std::chrono::seconds(timeoutSeconds);
         scan.forwardOutput = !output.quiet;
         return emit(runScan(scan), output);
+    }
+    if (lintCommand->parsed()) {
+        lint.timeout = std::chrono::seconds(timeoutSeconds);
+        lint.forwardOutput = !output.quiet;
+        return emit(runLint(lint), output);
     }
     if (bisectCommand->parsed()) {
         std::stringstream list(versions);

@@ -38,7 +38,8 @@ Report runLint(const LintOptions& options) {
     bool decided = std::any_of(result.checks.begin(), result.checks.end(),
                                [](const CheckResult& check) { return check.name == "lint"; });
     if (!decided)
-        result.checks.push_back({"lint", Status::kError, result.error ? result.error->message : "not run"});
+        result.checks.push_back(
+            {"lint", Status::kError, result.error ? result.error->message : "not run"});
 
     Report report;
     report.command = "lint";

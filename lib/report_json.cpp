@@ -33,7 +33,7 @@ json toJson(const Report& report) {
 }
 
 std::string formatJson(const Report& report) {
-    return toJson(report).dump(2) + "\n";
+    return toJson(report).dump(2, ' ', false, json::error_handler_t::replace) + "\n";
 }
 
 std::string formatBisectJson(const BisectReport& report) {
@@ -59,7 +59,7 @@ std::string formatBisectJson(const BisectReport& report) {
                 {"versions", versions},
                 {"first_bad", report.firstBad},
                 {"first_good", report.firstGood}}
-               .dump(2) +
+               .dump(2, ' ', false, json::error_handler_t::replace) +
            "\n";
 }
 

@@ -52,6 +52,16 @@ void writeFinding(std::string& out, const TextOptions& options, const Finding& f
         writeLaunchFinding(out, finding);
         return;
     }
+    if (finding.kind.starts_with("lint:")) {
+        // A static finding: where it is, and the fix; nothing was run, so nothing is pinned.
+        for (const auto& frame : finding.frames) {
+            std::string column = finding.path.empty() ? "" : ":" + finding.path.front().label;
+            out += fmt::format("  at:    {}:{}{} in {}\n", displayPath(frame.file), frame.line, column,
+                               frame.function);
+        }
+        out += fmt::format("  fix:   {}\n", finding.fix);
+        return;
+    }
     if (!finding.path.empty()) {
         std::string path = finding.kind == "retained-frame" ? finding.root : "its frame";
         for (const auto& step : finding.path)

@@ -202,6 +202,7 @@ def top_allocation_sites(call, calls, limit=3):
     ignore = (tracemalloc.Filter(False, "<leakgate:*"), tracemalloc.Filter(False, tracemalloc.__file__))
     stats = after.filter_traces(ignore).compare_to(before.filter_traces(ignore), "lineno")
     del kept
+    stats.sort(key=lambda stat: stat.count_diff, reverse=True)  # most blocks per call first
     sites = []
     for stat in stats[:limit]:
         if stat.count_diff <= 0:

@@ -41,8 +41,8 @@ Finding toFinding(const nlohmann::json& entry) {
     Finding finding;
     finding.kind = "lint:" + entry.at("rule").get<std::string>();
     finding.summary = entry.at("message").get<std::string>();
-    finding.frames.push_back({entry.at("function").get<std::string>(), entry.at("file").get<std::string>(),
-                              entry.at("line").get<int>()});
+    finding.frames.push_back({entry.at("function").get<std::string>(),
+                              entry.at("file").get<std::string>(), entry.at("line").get<int>()});
     finding.locals.push_back(entry.at("name").get<std::string>());
     // 1-based, as editors and compilers count.
     finding.path.push_back({"column", std::to_string(entry.at("column").get<int>()), ""});
@@ -55,11 +55,15 @@ std::string plural(size_t count, const char* noun) {
 }
 
 CheckResult decide(const WorkloadResult& result, size_t files, size_t unparsed) {
+    size_t checked = files - unparsed;
     std::string notParsed =
         unparsed ? fmt::format("; {} not parsed (see details.unparsed)", plural(unparsed, "file")) : "";
+    auto amount = static_cast<std::int64_t>(result.findings.size());
     if (result.findings.empty()) {
-        return {"lint", Status::kPass,
-                fmt::format("{} checked, no frame kept past its call{}", plural(files, "file"), notParsed)};
+        return {
+            "lint", Status::kPass,
+            fmt::format("{} checked, no frame kept past its call{}", plural(checked, "file"), notParsed),
+            amount};
     }
     std::map<std::string, int> perRule;
     std::map<std::string, int> perFile;
@@ -72,9 +76,9 @@ CheckResult decide(const WorkloadResult& result, size_t files, size_t unparsed) 
         if (perRule.count(rule)) rules.push_back(fmt::format("{} {}", perRule[rule], rule));
     }
     return {"lint", Status::kFail,
-            fmt::format("{} in {} of {} ({}){}", plural(result.findings.size(), "finding"), perFile.size(),
-                        plural(files, "file"), fmt::join(rules, ", "), notParsed),
-            static_cast<std::int64_t>(result.findings.size())};
+            fmt::format("{} in {} of {} checked ({}){}", plural(result.findings.size(), "finding"),
+                        perFile.size(), plural(checked, "file"), fmt::join(rules, ", "), notParsed),
+            amount};
 }
 
 } // namespace

@@ -7,14 +7,18 @@ Standard library only; Python 3.10 and later.
 
 Two rules:
 
-- `own-frame-local`: a local holds something that reaches the function's own frame (the frame
-  itself, a traceback or exception caught here, sys.exc_info(), inspect.stack()) and is still
-  bound when the function exits. The frame then refers to itself through its locals: a reference
-  cycle that keeps the frame, every caller's frame above it and all their locals alive until the
-  cyclic GC runs. A program with gc.disable() never frees them.
+- `own-frame-local`: a local holds something that reaches the function's own frame and is still
+  bound when the function exits: the frame itself (inspect.currentframe(), sys._getframe(0),
+  inspect.stack()), an exception caught here or its traceback, sys.exc_info() inside one of its
+  handlers, or the exception it raises with `raise err`. The frame then refers to itself through
+  its locals: a reference cycle that keeps the frame, every caller's frame above it and all
+  their locals alive until the cyclic GC runs. A program with gc.disable() never frees them. A
+  caller's frame in a local (`inspect.currentframe().f_back`) is no cycle and is not reported.
 - `frame-stored`: a frame, a traceback or a caught exception is stored where it outlives the
   call: on an attribute, into a container that is not a plain local, in a global or nonlocal,
-  or in a closure cell. A frame pins its whole f_back chain for as long as that store lives.
+  a class attribute, or the cell of a nested function that may outlive the call (any but a
+  helper only ever called by name). A frame pins its f_back chain for as long as that store
+  lives.
 
 The decision is made on structured control flow: each statement maps the set of frame-holding
 bindings that may be live before it to the set after it; branches merge by union, loops run to a
@@ -97,8 +101,8 @@ FIX_STACK = ("inspect.stack() and inspect.trace() start at this function's own f
              "fields you need (`inspect.stack()[1].filename`) without binding the list, prefer "
              "`sys._getframe(1)` for the caller, or `del` the variable in a `finally:`.")
 FIX_RAISED = ("Raise the exception without naming it in a local (`raise Error(...)`), or drop the "
-             "local on the way out: `try: raise err` / `finally: err = None`, as "
-             "socket.create_connection does.")
+              "local on the way out: `try: raise err` / `finally: err = None`, as "
+              "socket.create_connection does.")
 FIX_CONTAINER = ("Put the formatted text or the values you need in the container instead of the "
                  "frame or exception, or clear the container (`.clear()`, `del`, or rebind it to "
                  "None) in a `finally:`.")
@@ -117,7 +121,8 @@ def describe(kind, scope):
     if scope.kind == "module":
         return text.replace("this function's", "the module's").replace("this function", "the module")
     if scope.kind == "class":
-        return text.replace("this function's", "the class body's").replace("this function", "the class body")
+        return text.replace("this function's", "the class body's").replace("this function",
+                                                                            "the class body")
     return text
 
 
@@ -230,7 +235,7 @@ class ScopeBuilder(ast.NodeVisitor):
 
     def __init__(self, tree):
         self.scopes = {}  # node -> Scope
-        self.current = None
+        self.current = None  # the module scope has no parent
         self.module = self.current = self._enter(tree, "module", "<module>")
         for statement in tree.body:
             self.visit(statement)
@@ -403,7 +408,7 @@ class Imports:
 
 
 def _constant_int(node):
-    if isinstance(node, ast.Constant) and isinstance(node.value, int) and not isinstance(node.value, bool):
+    if isinstance(node, ast.Constant) and type(node.value) is int:
         return node.value
     if (isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub)
             and isinstance(node.operand, ast.Constant) and isinstance(node.operand.value, int)):
@@ -607,7 +612,8 @@ class FlowAnalyzer:
     # Bindings and stores
 
     def binding(self, kind, node, value):
-        return Binding(kind, node.lineno, node.col_offset + 1, unparse(value) if value is not None else "")
+        source = unparse(value) if value is not None else ""
+        return Binding(kind, node.lineno, node.col_offset + 1, source)
 
     def bind(self, name, kinds, target, value, state):
         if name in self.scope.globals or name in self.scope.nonlocals:
@@ -630,14 +636,16 @@ class FlowAnalyzer:
 
     def stored_value(self, node, name, kinds, value, where):
         kind = sorted(kinds, key=lambda k: (k not in OWN_KINDS, k))[0]
-        self.linter.stored(self.scope, node.lineno, node.col_offset + 1, name, where, unparse(value), kind)
+        self.linter.stored(self.scope, node.lineno, node.col_offset + 1, name, where, unparse(value),
+                           kind)
 
     def plain_local(self, name):
         if name in self.scope.globals or name in self.scope.nonlocals:
             return False
         if self.scope.kind == "module":
             return True
-        return self.scope.kind == "function" and name in self.scope.bound and name not in self.scope.params
+        return (self.scope.kind == "function" and name in self.scope.bound
+                and name not in self.scope.params)
 
     def store_into(self, receiver, kinds, site, value, state):
         """`receiver` (a container) is given a frame-reaching value."""
@@ -662,7 +670,8 @@ class FlowAnalyzer:
         if isinstance(target, ast.Attribute):
             state = self.effects(target.value, state)
             if kinds and target.attr not in CHAINING_ATTRIBUTES:
-                self.stored_value(target, unparse(target), kinds, value, f"attribute `{unparse(target)}`")
+                shown = unparse(target)
+                self.stored_value(target, shown, kinds, value, f"attribute `{shown}`")
             return state
         if isinstance(target, ast.Subscript):
             state = self.effects(target.value, state)
@@ -677,9 +686,11 @@ class FlowAnalyzer:
                 pairs = [(element, self.kinds(v, state), v) for element, v in zip(elements, value.elts)]
             elif kinds & {"exc_info", "other_exc_info"} and len(elements) == 3 and not starred:
                 prefix = "" if "exc_info" in kinds else "other_"
-                parts = [frozenset(), frozenset({prefix + "exception"}), frozenset({prefix + "traceback"})]
-                pairs = [(element, part, ast.Subscript(value=value, slice=ast.Constant(index), ctx=ast.Load()))
-                         for index, (element, part) in enumerate(zip(elements, parts))]
+                parts = [frozenset(), frozenset({prefix + "exception"}),
+                         frozenset({prefix + "traceback"})]
+                items = [ast.Subscript(value=value, slice=ast.Constant(index), ctx=ast.Load())
+                         for index in range(3)]  # shown as `sys.exc_info()[2]`
+                pairs = list(zip(elements, parts, items))
             else:
                 pairs = [(element, frozenset(), None) for element in elements]
             for element, element_kinds, element_value in pairs:
@@ -826,7 +837,7 @@ class FlowAnalyzer:
         # `raise err` puts this frame in err's traceback while the local `err` still names it.
         # (`raise Error` with a class defined or imported here raises a new instance: no cycle.)
         name = node.exc.id if isinstance(node.exc, ast.Name) else None
-        if (name is not None and self.scope.kind == "function" and self.plain_local(name)
+        if (name is not None and self.scope.kind == "function" and name in self.scope.locals()
                 and name not in self.scope.definitions
                 and not any(b.kind in OWN_KINDS for b in state.get(name, ()))):
             state = dict(state)
@@ -879,7 +890,7 @@ class FlowAnalyzer:
         def enter(head):
             if head is None:
                 return None, None
-            return self.assign(node.target, element, None, head), head
+            return self.assign(node.target, element, node.iter, head), head
 
         return self._loop(node, state, enter)
 
@@ -907,7 +918,8 @@ class FlowAnalyzer:
     @staticmethod
     def _catches_all(handler):
         names = handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type]
-        return any(name is None or (isinstance(name, ast.Name) and name.id in ("Exception", "BaseException"))
+        return any(name is None
+                   or (isinstance(name, ast.Name) and name.id in ("Exception", "BaseException"))
                    for name in names)
 
     def run_Try(self, node, state):
@@ -969,7 +981,8 @@ class FlowAnalyzer:
                         case_state = without(case_state, name)
             case_state = self.effects(case.guard, case_state)
             outcomes.append(self.run_block(case.body, case_state))
-            if case.guard is None and isinstance(case.pattern, ast.MatchAs) and case.pattern.pattern is None:
+            pattern = case.pattern
+            if case.guard is None and isinstance(pattern, ast.MatchAs) and pattern.pattern is None:
                 irrefutable = True
         if not irrefutable:
             outcomes.append(state)
@@ -1056,7 +1069,8 @@ class FileLinter:
         message = (f"{where} is given `{value}`, {describe(kind, scope)}, in `{scope.qualname}`: the "
                    f"store outlives the call and pins the frame's f_back chain, every caller's frame "
                    f"and all their locals, as long as it lives")
-        self._add(Finding(FRAME_STORED, self.path, line, column, scope.qualname, name, message, FIX_STORED))
+        self._add(Finding(FRAME_STORED, self.path, line, column, scope.qualname, name, message,
+                          FIX_STORED))
 
     def closure(self, scope, child, name, use, bindings):
         kind = sorted((b.kind for b in bindings), key=lambda k: (k not in OWN_KINDS, k))[0]
@@ -1168,10 +1182,17 @@ def lint_paths(paths):
                 source = handle.read()
             findings.extend(lint_source(path, source))
         except SyntaxError as error:
-            unparsed.append({"file": path, "line": error.lineno or 0, "message": error.msg or str(error)})
-        except (OSError, ValueError, RecursionError) as error:
-            unparsed.append({"file": path, "line": 0, "message": f"{type(error).__name__}: {error}"})
-    return json.dumps({"files": files, "findings": [f._asdict() for f in findings], "unparsed": unparsed})
+            unparsed.append({"file": path, "line": error.lineno or 0,
+                             "message": f"does not parse: {error.msg or error}"})
+        except ValueError as error:  # null bytes, an undecodable source
+            unparsed.append({"file": path, "line": 0, "message": f"does not parse: {error}"})
+        except RecursionError:
+            unparsed.append({"file": path, "line": 0, "message": "too deeply nested to analyse"})
+        except OSError as error:
+            unparsed.append({"file": path, "line": 0,
+                             "message": f"cannot read: {error.strerror or error}"})
+    return json.dumps({"files": files, "findings": [f._asdict() for f in findings],
+                       "unparsed": unparsed})
 
 
 def main(argv):
@@ -1180,7 +1201,7 @@ def main(argv):
         print(f"{finding['file']}:{finding['line']}:{finding['column']}: {finding['rule']} "
               f"[{finding['function']}] {finding['name']}: {finding['message']}")
     for entry in result["unparsed"]:
-        print(f"{entry['file']}:{entry['line']}: does not parse: {entry['message']}")
+        print(f"{entry['file']}:{entry['line']}: not checked: {entry['message']}")
     print(f"{len(result['findings'])} findings in {result['files']} files")
     return 1 if result["findings"] else 0
 

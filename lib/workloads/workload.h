@@ -32,6 +32,9 @@ WorkloadResult runLaunch(const nlohmann::json& spec);
 WorkloadResult runValues(const nlohmann::json& spec);
 WorkloadResult runSoak(const nlohmann::json& spec);
 
+// `leakgate lint` (lib/workloads/lint.cpp): the static rules over Python sources. Spec: paths.
+WorkloadResult runLint(const nlohmann::json& spec);
+
 // Dispatches on spec["workload"].
 WorkloadResult run(const nlohmann::json& spec);
 

@@ -10,16 +10,17 @@ run, as `leakgate lint --json TMP --quiet PATH...`, and each file's findings are
 its own expectation lines:
 
     x = inspect.currentframe()  # expect-lint: own-frame-local name=x
-    # expect-lint: frame-stored line=12 name=self.frame function=Tracker.__init__ column=9
-    kind, value, tb = sys.exc_info()  # expect-lint: own-frame-local name=value; own-frame-local name=tb
+    # expect-lint: frame-stored line=+1 name=self.frame function=Tracker.__init__ column=9
+    t, v, tb = sys.exc_info()  # expect-lint: own-frame-local name=v; own-frame-local name=tb
     # expect-lint: none
     # expect-lint: unparsed
 
-A finding expectation names the rule, and `line` (default: the line the comment is on), `name`
-(the finding's `locals[0]`), and optionally `function` (`frames[0].function`) and `column` (the
-1-based column leakgate reports); `;` separates expectations on one line. Every expectation must match a finding of its own, and a file
-may have no finding that no expectation matches. `none`: the file has no finding; `unparsed`: the
-file is listed in `details.unparsed` and has no finding. A file without an expectation line fails.
+A finding expectation names the rule, then `line` (N, or +N/-N from the comment's own line;
+default: the comment's line), `name` (the finding's `locals[0]`), and optionally `function`
+(`frames[0].function`) and `column` (the 1-based column leakgate reports); `;` separates
+expectations on one line. Every expectation must match a finding of its own, and a file may have
+no finding that no expectation matches. `none`: the file has no finding; `unparsed`: the file is
+listed in `details.unparsed` and has no finding. A file without an expectation line fails.
 The exit code must be 1 when some file expects a finding and 0 otherwise.
 
 Exit status: 0 all expectations hold, 1 a mismatch, 77 skipped (no binary at --leakgate; CTest's
@@ -88,7 +89,9 @@ def _parse_one(path: str, number: int, text: str) -> Expectation:
         if props:
             raise FixtureFormatError(f"{path}:{number}: `{verb}` takes no properties")
     else:
-        props.setdefault("line", str(number))
+        line = props.get("line", "+0")
+        if line[0] in "+-":  # relative to the comment's own line
+            props["line"] = str(number + int(line))
     return Expectation(verb, props, number, text)
 
 

@@ -26,7 +26,8 @@ LEAKGATE = None
 def package_dir(version):
     cache = os.environ.get("LEAKGATE_CACHE_DIR") or os.path.join(
         os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "leakgate")
-    venv = os.path.join(cache, "venvs", "nvidia-cutlass-dsl-%s-py%d.%d" % (version, *sys.version_info[:2]))
+    name = "nvidia-cutlass-dsl-%s-py%d.%d" % (version, *sys.version_info[:2])
+    venv = os.path.join(cache, "venvs", name)
     found = glob.glob(os.path.join(venv, "lib", "python*", "site-packages", "nvidia_cutlass_dsl"))
     return found[0] if found else None
 

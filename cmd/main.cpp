@@ -57,17 +57,23 @@ void checkOutputs(const OutputOptions& output) {
         throw UsageError("only one of --json, --junit, --sarif, --html can be '-' (stdout)");
 }
 
+// The human report goes to stdout, or to stderr when machine output takes stdout: the two are
+// never mixed. `format` gets the colour decision.
+template <typename Format>
+void printText(const OutputOptions& output, bool machineOnStdout, Format format) {
+    if (output.quiet) return;
+    FILE* stream = machineOnStdout ? stderr : stdout;
+    bool color = !output.noColor && std::getenv("NO_COLOR") == nullptr && ::isatty(::fileno(stream));
+    std::fputs(format(TextOptions{color}).c_str(), stream);
+    std::fflush(stream);
+}
+
 int emit(const Report& report, const OutputOptions& output) {
     auto files = reportFiles(output);
-    if (!output.quiet) {
-        // Machine output on stdout is never mixed with the human report.
-        bool machineOnStdout =
-            std::any_of(files.begin(), files.end(), [](const auto& file) { return file.first == "-"; });
-        FILE* stream = machineOnStdout ? stderr : stdout;
-        bool color = !output.noColor && std::getenv("NO_COLOR") == nullptr && ::isatty(::fileno(stream));
-        std::fputs(formatText(report, {color}).c_str(), stream);
-        std::fflush(stream);
-    }
+    bool machineOnStdout =
+        std::any_of(files.begin(), files.end(), [](const auto& file) { return file.first == "-"; });
+    printText(output, machineOnStdout,
+              [&](const TextOptions& options) { return formatText(report, options); });
     // After the text: a file that cannot be written must not cost the results, nor the other files.
     bool failed = false;
     for (const auto& [path, format] : files) {
@@ -138,11 +144,13 @@ int run(int argc, char** argv) {
         ->add_option("--soak-seconds", gate.soakSeconds,
                      "Soak budget per target, in seconds (default 30)")
         ->check(CLI::PositiveNumber);
-    gateCommand->add_option("--baseline", gate.baseline,
-                            "JSON of an earlier gate run (the last good release): a figure that grew beyond "
-                            "its budget fails")
+    gateCommand
+        ->add_option("--baseline", gate.baseline,
+                     "JSON of an earlier gate run (the last good release): a figure that grew beyond "
+                     "its budget fails")
         ->check(CLI::ExistingFile);
-    gateCommand->add_option("--budgets", gate.budgets, "Budgets file for --baseline (`check = amount` lines)")
+    gateCommand
+        ->add_option("--budgets", gate.budgets, "Budgets file for --baseline (`check = amount` lines)")
         ->check(CLI::ExistingFile);
     gateCommand
         ->add_option("--launch-calls", gate.launchCalls, "Calls per measured launch run (default 2000)")
@@ -222,13 +230,8 @@ int run(int argc, char** argv) {
         bisect.gate.timeout = std::chrono::seconds(timeoutSeconds);
         bisect.gate.forwardOutput = !output.quiet;
         BisectReport report = runBisect(bisect);
-        if (!output.quiet) {
-            FILE* stream = output.json == "-" ? stderr : stdout;
-            bool color =
-                !output.noColor && std::getenv("NO_COLOR") == nullptr && ::isatty(::fileno(stream));
-            std::fputs(formatBisectText(report, {color}).c_str(), stream);
-            std::fflush(stream);
-        }
+        printText(output, output.json == "-",
+                  [&](const TextOptions& options) { return formatBisectText(report, options); });
         if (!output.json.empty()) writeOutputFile(output.json, formatBisectJson(report));
         return static_cast<int>(report.exitCode());
     }

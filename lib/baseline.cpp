@@ -18,7 +18,7 @@ std::string trim(const std::string& text) {
     return first == std::string::npos ? "" : text.substr(first, last - first + 1);
 }
 
-}  // namespace
+} // namespace
 
 std::int64_t Budgets::forCheck(const std::string& check) const {
     auto found = allowedGrowth.find(check);
@@ -28,9 +28,9 @@ std::int64_t Budgets::forCheck(const std::string& check) const {
 Budgets defaultBudgets() {
     Budgets budgets;
     for (const char* check : {"launch-allocations", "launch-net-blocks", "launch-cyclic-garbage"}) {
-        budgets.allowedGrowth[check] = 10;  // thousandths per call
+        budgets.allowedGrowth[check] = 10; // thousandths per call
     }
-    budgets.allowedGrowth["soak-growth"] = 512 * 1024;  // bytes per 1000 steps
+    budgets.allowedGrowth["soak-growth"] = 512 * 1024; // bytes per 1000 steps
     return budgets;
 }
 
@@ -70,7 +70,8 @@ nlohmann::json loadBaseline(const std::string& path) {
     }
     if (baseline.value("schema", "") != kSchema || baseline.value("command", "") != "gate" ||
         !baseline.contains("checks")) {
-        throw UsageError(fmt::format("the baseline {} is not the JSON of a `leakgate gate` run ({})", path, kSchema));
+        throw UsageError(
+            fmt::format("the baseline {} is not the JSON of a `leakgate gate` run ({})", path, kSchema));
     }
     return baseline;
 }
@@ -79,12 +80,13 @@ void applyBaseline(Report& report, const nlohmann::json& baseline, const Budgets
     for (auto& result : report.results) {
         if (result.role != "target") continue;
         for (auto& check : result.checks) {
-            if (!check.amount || check.status == Status::kError || check.status == Status::kSkip) continue;
-            auto earlier = std::find_if(baseline["checks"].begin(), baseline["checks"].end(),
-                                        [&](const nlohmann::json& other) {
-                                            return other.value("name", "") == check.name && other.contains("amount") &&
-                                                   other["amount"].is_number_integer();
-                                        });
+            if (!check.amount || check.status == Status::kError || check.status == Status::kSkip)
+                continue;
+            auto earlier = std::find_if(
+                baseline["checks"].begin(), baseline["checks"].end(), [&](const nlohmann::json& other) {
+                    return other.value("name", "") == check.name && other.contains("amount") &&
+                           other["amount"].is_number_integer();
+                });
             if (earlier == baseline["checks"].end()) {
                 check.reason += " (no figure in the baseline)";
                 continue;
@@ -94,10 +96,10 @@ void applyBaseline(Report& report, const nlohmann::json& baseline, const Budgets
             const bool grew = *check.amount - before > budget;
             check.status = grew ? Status::kFail : Status::kPass;
             check.reason = fmt::format("{} the baseline's {} to {} (budget +{}); {}",
-                                       grew ? "grew beyond its budget from" : "within budget of",
-                                       before, *check.amount, budget, check.reason);
+                                       grew ? "grew beyond its budget from" : "within budget of", before,
+                                       *check.amount, budget, check.reason);
         }
     }
 }
 
-}  // namespace leakgate
+} // namespace leakgate

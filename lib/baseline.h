@@ -15,7 +15,7 @@
 namespace leakgate {
 
 struct Budgets {
-    std::map<std::string, std::int64_t> allowedGrowth;  // check -> growth allowed, in its own unit
+    std::map<std::string, std::int64_t> allowedGrowth; // check -> growth allowed, in its own unit
     std::int64_t forCheck(const std::string& check) const;
 };
 
@@ -32,4 +32,4 @@ nlohmann::json loadBaseline(const std::string& path);
 
 void applyBaseline(Report& report, const nlohmann::json& baseline, const Budgets& budgets);
 
-}  // namespace leakgate
+} // namespace leakgate

@@ -164,7 +164,8 @@ Report runGate(const GateOptions& options) {
     nlohmann::json reference = resolveTarget("reference");
     std::vector<std::string> selected = selectChecks(options.checks);
     // Read before anything runs: a bad baseline or budgets file is a usage error.
-    nlohmann::json baseline = options.baseline.empty() ? nlohmann::json() : loadBaseline(options.baseline);
+    nlohmann::json baseline =
+        options.baseline.empty() ? nlohmann::json() : loadBaseline(options.baseline);
     Budgets budgets = options.budgets.empty() ? defaultBudgets() : loadBudgets(options.budgets);
     python::Environment env =
         python::queryEnvironment(options.python.value_or(python::buildPythonExecutable()));
@@ -210,7 +211,8 @@ Report runGate(const GateOptions& options) {
                 // Progress for a person watching: the soak alone takes its whole budget.
                 log::info("{} on {}{}{}", workload, subject.at("name").get<std::string>(),
                           std::string(role) == "reference" ? " (reference)" : "",
-                          workload == "soak" ? fmt::format(", about {:.0f} s", options.soakSeconds) : "");
+                          workload == "soak" ? fmt::format(", about {:.0f} s", options.soakSeconds)
+                                             : "");
             }
             WorkloadResult result = worker::runInWorker(request);
             result.role = role;

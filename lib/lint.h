@@ -1,6 +1,7 @@
 // `leakgate lint PATH...`: a static audit of Python sources for the code shapes that keep frames
-// alive (lib/workloads/lint_rules.py), run in one worker with CPython's own `ast`. Nothing in the
-// sources is imported or run.
+// alive (lib/workloads/lint_rules.py), run in a worker with CPython's own `ast` (a list of files
+// too long for one worker's command line is split across several). Nothing in the sources is
+// imported or run.
 #pragma once
 
 #include "lib/report.h"

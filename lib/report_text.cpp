@@ -42,7 +42,8 @@ void writeLaunchFinding(std::string& out, const Finding& finding) {
         out += fmt::format("    {}:{}  {}\n", displayPath(site.file), site.line, site.function);
     }
     if (!finding.path.empty()) out += "  cycles left per batch of calls (scanner):\n";
-    for (const auto& cycle : finding.path) out += fmt::format("    {}:{}\n", cycle.label, cycle.to);
+    for (const auto& cycle : finding.path)
+        out += fmt::format("    {}:{}\n", cycle.label, cycle.to);
     out += fmt::format("  fix:   {}\n", finding.fix);
 }
 

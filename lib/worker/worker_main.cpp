@@ -16,7 +16,8 @@ namespace leakgate::worker {
 namespace {
 
 void sendResult(const WorkloadResult& result) {
-    std::string text = nlohmann::json(result).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    std::string text =
+        nlohmann::json(result).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
     std::string_view left = text;
     while (!left.empty()) {
         ssize_t written = ::write(kResultFd, left.data(), left.size());

@@ -21,6 +21,7 @@
 #include <bit>
 #include <cmath>
 #include <limits>
+#include <optional>
 
 namespace leakgate::workloads {
 namespace {
@@ -134,6 +135,27 @@ void skipAll(WorkloadResult& result, const std::vector<std::string>& checks, con
         result.checks.push_back({check, Status::kSkip, reason, std::nullopt});
 }
 
+// The target's and the reference's scalar types. Empty when the target cannot be imported
+// (then `result.error` says why) or has none (then `checks` are skipped with that reason).
+std::optional<std::pair<py::dict, py::dict>> scalarTypesOrSkip(WorkloadResult& result,
+                                                               py::module_& harness, const json& spec,
+                                                               const std::vector<std::string>& checks) {
+    std::pair<py::dict, py::dict> types;
+    try {
+        py::tuple prepared = harness.attr("prepare_launch")(targetSpec(spec));
+        types = {prepared[0], prepared[1]};
+    } catch (py::error_already_set& error) {
+        result.error = WorkloadError{fmt::format("the target could not be imported: {}", error.what()),
+                                     std::nullopt, ""};
+        return std::nullopt;
+    }
+    if (types.first.empty()) {
+        skipAll(result, checks, "the target exposes no `scalar_types` (see the launch protocol)");
+        return std::nullopt;
+    }
+    return types;
+}
+
 // Python values that probe each rule of an encoding.
 std::vector<py::object> probeValues(const ScalarType& type) {
     auto fromBits = [](std::uint64_t bits) { return py::float_(std::bit_cast<double>(bits)); };
@@ -201,21 +223,10 @@ std::vector<std::uint8_t> expectedBytes(const ScalarType& type, py::handle value
 WorkloadResult runLaunch(const json& spec) {
     WorkloadResult result = newResult(spec, "launch");
     py::module_ harness = loadHarness();
-    py::dict targetTypes, referenceTypes;
-    try {
-        py::tuple prepared = harness.attr("prepare_launch")(targetSpec(spec));
-        targetTypes = prepared[0];
-        referenceTypes = prepared[1];
-    } catch (py::error_already_set& error) {
-        result.error = WorkloadError{fmt::format("the target could not be imported: {}", error.what()),
-                                     std::nullopt, ""};
-        return result;
-    }
-    if (targetTypes.empty()) {
-        skipAll(result, {"launch-allocations", "launch-net-blocks", "launch-cyclic-garbage"},
-                "the target exposes no `scalar_types` (see the launch protocol)");
-        return result;
-    }
+    auto types = scalarTypesOrSkip(result, harness, spec,
+                                   {"launch-allocations", "launch-net-blocks", "launch-cyclic-garbage"});
+    if (!types) return result;
+    auto& [targetTypes, referenceTypes] = *types;
     probes::AllocationCounter::install();
     const std::int64_t calls = spec.value("calls", std::int64_t{2000});
     const int runs = spec.value("runs", 5);
@@ -345,9 +356,10 @@ WorkloadResult runLaunch(const json& spec) {
                 finding.path.push_back(
                     {"cycle", fmt::format("{} cycles of [{}]", shape.count, shape.types), cycle});
             }
-            finding.fix = "Leave no reference cycle per launch: ctypes.cast(pointer(x), c_void_p) stores the "
-                          "pointer in its own _objects dict (CPython bpo-12836), so with gc disabled every call "
-                          "leaks; pack once and reuse, or point a c_void_p at the value's address without cast";
+            finding.fix =
+                "Leave no reference cycle per launch: ctypes.cast(pointer(x), c_void_p) stores the "
+                "pointer in its own _objects dict (CPython bpo-12836), so with gc disabled every call "
+                "leaks; pack once and reuse, or point a c_void_p at the value's address without cast";
         } else {
             finding.fix = "Whatever each call keeps must be bounded: free it by reference counting or "
                           "cap the cache.";
@@ -360,19 +372,9 @@ WorkloadResult runLaunch(const json& spec) {
 WorkloadResult runValues(const json& spec) {
     WorkloadResult result = newResult(spec, "values");
     py::module_ harness = loadHarness();
-    py::dict targetTypes;
-    try {
-        targetTypes = py::tuple(harness.attr("prepare_launch")(targetSpec(spec)))[0];
-    } catch (py::error_already_set& error) {
-        result.error = WorkloadError{fmt::format("the target could not be imported: {}", error.what()),
-                                     std::nullopt, ""};
-        return result;
-    }
-    if (targetTypes.empty()) {
-        skipAll(result, {"values-encoding", "values-bounded"},
-                "the target exposes no `scalar_types` (see the launch protocol)");
-        return result;
-    }
+    auto types = scalarTypesOrSkip(result, harness, spec, {"values-encoding", "values-bounded"});
+    if (!types) return result;
+    py::dict targetTypes = types->first;
     probes::AllocationCounter::install();
     const std::int64_t distinct = spec.value("distinct_values", std::int64_t{1'000'000});
     probes::ProbeList probes;
@@ -487,19 +489,9 @@ WorkloadResult runValues(const json& spec) {
 WorkloadResult runSoak(const json& spec) {
     WorkloadResult result = newResult(spec, "soak");
     py::module_ harness = loadHarness();
-    py::dict types;
-    try {
-        types = py::tuple(harness.attr("prepare_launch")(targetSpec(spec)))[0];
-    } catch (py::error_already_set& error) {
-        result.error = WorkloadError{fmt::format("the target could not be imported: {}", error.what()),
-                                     std::nullopt, ""};
-        return result;
-    }
-    if (types.empty()) {
-        skipAll(result, {"soak-growth"},
-                "the target exposes no `scalar_types` (see the launch protocol)");
-        return result;
-    }
+    auto prepared = scalarTypesOrSkip(result, harness, spec, {"soak-growth"});
+    if (!prepared) return result;
+    py::dict types = prepared->first;
     const std::int64_t steps = spec.value("soak_steps", std::int64_t{0});
     const double seconds = spec.value("soak_seconds", 30.0);
     const std::int64_t sampleEvery = spec.value("soak_sample_every", std::int64_t{100});

@@ -12,8 +12,10 @@
 
 #include <chrono>
 #include <fstream>
-#include <map>
+#include <iterator>
 #include <sstream>
+#include <string>
+#include <vector>
 
 namespace leakgate::workloads {
 namespace {
@@ -50,37 +52,6 @@ Finding toFinding(const nlohmann::json& entry) {
     return finding;
 }
 
-std::string plural(size_t count, const char* noun) {
-    return fmt::format("{} {}{}", count, noun, count == 1 ? "" : "s");
-}
-
-CheckResult decide(const WorkloadResult& result, size_t files, size_t unparsed) {
-    size_t checked = files - unparsed;
-    std::string notParsed =
-        unparsed ? fmt::format("; {} not parsed (see details.unparsed)", plural(unparsed, "file")) : "";
-    auto amount = static_cast<std::int64_t>(result.findings.size());
-    if (result.findings.empty()) {
-        return {
-            "lint", Status::kPass,
-            fmt::format("{} checked, no frame kept past its call{}", plural(checked, "file"), notParsed),
-            amount};
-    }
-    std::map<std::string, int> perRule;
-    std::map<std::string, int> perFile;
-    for (const auto& finding : result.findings) {
-        ++perRule[finding.kind.substr(std::string_view("lint:").size())];
-        ++perFile[finding.frames.front().file];
-    }
-    std::vector<std::string> rules;
-    for (const char* rule : kLintRules) {
-        if (perRule.count(rule)) rules.push_back(fmt::format("{} {}", perRule[rule], rule));
-    }
-    return {"lint", Status::kFail,
-            fmt::format("{} in {} of {} checked ({}){}", plural(result.findings.size(), "finding"),
-                        perFile.size(), plural(checked, "file"), fmt::join(rules, ", "), notParsed),
-            amount};
-}
-
 } // namespace
 
 WorkloadResult runLint(const nlohmann::json& spec) {
@@ -98,12 +69,10 @@ WorkloadResult runLint(const nlohmann::json& spec) {
 
     for (const auto& entry : lint.at("findings"))
         result.findings.push_back(toFinding(entry));
-    size_t files = lint.at("files").get<size_t>();
-    size_t unparsed = lint.at("unparsed").size();
-    result.details["files"] = files;
+    result.details["files"] = lint.at("files");
     result.details["unparsed"] = lint.at("unparsed");
     result.details["rules"] = std::vector<std::string>(std::begin(kLintRules), std::end(kLintRules));
-    result.checks.push_back(decide(result, files, unparsed));
+    // The `lint` check is decided by the parent (lib/lint.cpp), over every worker of the run.
     result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     return result;
 }

@@ -12,7 +12,7 @@ TEST(Environments, VersionsCompareNumericallyPartByPart) {
     EXPECT_GT(compareVersions("4.10.0", "4.9.2"), 0);
     EXPECT_EQ(compareVersions("4.6.1", "4.6.1"), 0);
     EXPECT_LT(compareVersions("4.6", "4.6.1"), 0);
-    EXPECT_LT(compareVersions("4.6.0.dev0", "4.6.0.rc1"), 0);  // text parts compare as text
+    EXPECT_LT(compareVersions("4.6.0.dev0", "4.6.0.rc1"), 0); // text parts compare as text
 }
 
 TEST(Environments, TheCacheDirectoryHonoursLeakgateCacheDir) {
@@ -22,5 +22,5 @@ TEST(Environments, TheCacheDirectoryHonoursLeakgateCacheDir) {
     EXPECT_TRUE(cacheDir().string().ends_with("leakgate"));
 }
 
-}  // namespace
-}  // namespace leakgate
+} // namespace
+} // namespace leakgate

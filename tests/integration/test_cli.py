@@ -112,6 +112,19 @@ class MachineOutput(unittest.TestCase):
         self.assertEqual(report["schema"], "leakgate/1")
         self.assertIn("frame-cycle", run.stderr)  # the human report moved to stderr
 
+    def test_sarif_fingerprints_are_the_same_in_two_runs(self):
+        target = os.path.join(FIXTURES, "targets", "frame_cycle_461.py")
+        fingerprints = []
+        with tempfile.TemporaryDirectory() as tmp:
+            for run_number in (1, 2):
+                sarif = os.path.join(tmp, f"run{run_number}.sarif")
+                leakgate("gate", "--quiet", "--target", target, "--checks", "decorate", "--sarif", sarif)
+                with open(sarif) as sarif_file:
+                    results = json.load(sarif_file)["runs"][0]["results"]
+                fingerprints.append(sorted(json.dumps(r["partialFingerprints"]) for r in results))
+        self.assertTrue(fingerprints[0])
+        self.assertEqual(fingerprints[0], fingerprints[1])
+
     def test_an_unwritable_json_path_writes_nothing_and_says_why(self):
         with tempfile.TemporaryDirectory() as tmp:
             target = os.path.join(tmp, "missing-dir", "report.json")

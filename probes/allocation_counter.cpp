@@ -90,4 +90,18 @@ AllocationCounts AllocationCounter::stop() {
     return {g_allocations.load(std::memory_order_relaxed), g_frees.load(std::memory_order_relaxed)};
 }
 
+std::optional<AllocationCounts> AllocationCounter::countCalls(PyObject* callable, std::int64_t calls) {
+    install();
+    start();
+    for (std::int64_t i = 0; i < calls; ++i) {
+        PyObject* result = PyObject_CallNoArgs(callable);
+        if (!result) {
+            stop();
+            return std::nullopt;
+        }
+        Py_DECREF(result);
+    }
+    return stop();
+}
+
 } // namespace leakgate::probes

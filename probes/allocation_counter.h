@@ -5,7 +5,10 @@
 // life of the worker; outside a region it costs one relaxed atomic load per call.
 #pragma once
 
+#include <Python.h>
+
 #include <cstdint>
+#include <optional>
 
 namespace leakgate::probes {
 
@@ -25,6 +28,10 @@ class AllocationCounter {
     // Regions do not nest. The RAW domain is called without the GIL, so the counts are atomic.
     static void start();
     static AllocationCounts stop();
+
+    // Calls `callable()` (borrowed) `calls` times from C inside one region, so that the counts are
+    // the callable's own and not a Python loop's. Empty when a call raised (the exception is set).
+    static std::optional<AllocationCounts> countCalls(PyObject* callable, std::int64_t calls);
 };
 
 } // namespace leakgate::probes

@@ -60,19 +60,9 @@ PYBIND11_EMBEDDED_MODULE(_leakgate, module) {
     module.def(
         "measure_calls",
         [](py::handle callable, std::int64_t calls) {
-            // The loop is C, so the counts are the callable's own, not a Python loop's.
-            probes::AllocationCounter::install();
-            probes::AllocationCounter::start();
-            for (std::int64_t i = 0; i < calls; ++i) {
-                PyObject* result = PyObject_CallNoArgs(callable.ptr());
-                if (!result) {
-                    probes::AllocationCounter::stop();
-                    throw py::error_already_set();
-                }
-                Py_DECREF(result);
-            }
-            probes::AllocationCounts counts = probes::AllocationCounter::stop();
-            return py::make_tuple(counts.allocations, counts.frees);
+            auto counts = probes::AllocationCounter::countCalls(callable.ptr(), calls);
+            if (!counts) throw py::error_already_set();
+            return py::make_tuple(counts->allocations, counts->frees);
         },
         py::arg("callable"), py::arg("calls"),
         "Call `callable()` `calls` times; return (allocations, frees) made by CPython's allocators "

@@ -12,23 +12,25 @@ namespace leakgate::workloads {
 
 namespace py = pybind11;
 
-// Loads the harness under a "<leakgate:..." file name, so its frames are known as leakgate's own.
-py::module_ loadHarness() {
-    auto path = dataDir() / "lib/workloads/harness.py";
+py::module_ loadOwnModule(const std::string& relativePath, const std::string& moduleName,
+                          const std::string& fileName) {
+    auto path = dataDir() / relativePath;
     std::ifstream in(path);
     if (!in) throw EnvironmentError(fmt::format("cannot read {}", path.string()));
     std::stringstream source;
     source << in.rdbuf();
-    py::module_ sys = py::module_::import("sys");
-    py::list(sys.attr("path")).insert(0, (dataDir() / "lib/reference").string());
-    py::module_ harness = py::reinterpret_steal<py::module_>(PyModule_New("_leakgate_harness"));
-    py::object code =
-        py::module_::import("builtins").attr("compile")(source.str(), "<leakgate:harness>", "exec");
-    py::dict scope = harness.attr("__dict__");
-    scope["__builtins__"] = py::module_::import("builtins");
-    py::module_::import("builtins").attr("exec")(code, scope);
-    sys.attr("modules")["_leakgate_harness"] = harness;
-    return harness;
+    py::module_ builtins = py::module_::import("builtins");
+    py::module_ module = py::reinterpret_steal<py::module_>(PyModule_New(moduleName.c_str()));
+    py::dict scope = module.attr("__dict__");
+    scope["__builtins__"] = builtins;
+    builtins.attr("exec")(builtins.attr("compile")(source.str(), fileName, "exec"), scope);
+    py::module_::import("sys").attr("modules")[py::str(moduleName)] = module;
+    return module;
+}
+
+py::module_ loadHarness() {
+    py::list(py::module_::import("sys").attr("path")).insert(0, (dataDir() / "lib/reference").string());
+    return loadOwnModule("lib/workloads/harness.py", "_leakgate_harness", "<leakgate:harness>");
 }
 
 py::dict targetSpec(const nlohmann::json& spec) {

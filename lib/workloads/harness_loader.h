@@ -8,9 +8,17 @@
 
 #include <nlohmann/json.hpp>
 
+#include <string>
+
 namespace leakgate::workloads {
 
-// Also puts the reference runtime on sys.path.
+// Loads `relativePath` (under the data directory) as module `moduleName`, compiled under
+// `fileName`, which must start with "<leakgate": frames of its functions are then known as
+// leakgate's own and never appear in a finding.
+pybind11::module_ loadOwnModule(const std::string& relativePath, const std::string& moduleName,
+                                const std::string& fileName);
+
+// The harness, with the reference runtime put on sys.path.
 pybind11::module_ loadHarness();
 
 // The target of a spec as the harness takes it: {"module": name} or {"path": file}.

@@ -40,16 +40,9 @@ struct Run {
 };
 
 Run measureRun(py::handle call, std::int64_t calls) {
-    probes::AllocationCounter::start();
-    for (std::int64_t i = 0; i < calls; ++i) {
-        PyObject* result = PyObject_CallNoArgs(call.ptr());
-        if (!result) {
-            probes::AllocationCounter::stop();
-            throw py::error_already_set();
-        }
-        Py_DECREF(result);
-    }
-    probes::AllocationCounts counts = probes::AllocationCounter::stop();
+    auto counted = probes::AllocationCounter::countCalls(call.ptr(), calls);
+    if (!counted) throw py::error_already_set();
+    const probes::AllocationCounts counts = *counted;
     py::module_ gc = py::module_::import("gc");
     py::list garbage = gc.attr("garbage");
     size_t saved;

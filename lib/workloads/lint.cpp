@@ -2,8 +2,8 @@
 // `ast`. The sources are parsed, never imported or run, so no probe has anything to measure.
 #include "lib/workloads/workload.h"
 
-#include "lib/data_dir.h"
-#include "lib/errors.h"
+#include "lib/workloads/harness_loader.h"
+
 #include "lib/lint.h"
 
 #include <pybind11/pybind11.h>
@@ -11,9 +11,6 @@
 #include <fmt/format.h>
 
 #include <chrono>
-#include <fstream>
-#include <iterator>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -22,21 +19,8 @@ namespace {
 
 namespace py = pybind11;
 
-// Loaded under a "<leakgate:..." file name, as harness.py is, so its frames are known as
-// leakgate's own.
 py::module_ loadLintRules() {
-    auto path = dataDir() / "lib/workloads/lint_rules.py";
-    std::ifstream in(path);
-    if (!in) throw EnvironmentError(fmt::format("cannot read {}", path.string()));
-    std::stringstream source;
-    source << in.rdbuf();
-    py::module_ builtins = py::module_::import("builtins");
-    py::module_ rules = py::reinterpret_steal<py::module_>(PyModule_New("_leakgate_lint"));
-    py::dict scope = rules.attr("__dict__");
-    scope["__builtins__"] = builtins;
-    builtins.attr("exec")(builtins.attr("compile")(source.str(), "<leakgate:lint>", "exec"), scope);
-    py::module_::import("sys").attr("modules")["_leakgate_lint"] = rules;
-    return rules;
+    return loadOwnModule("lib/workloads/lint_rules.py", "_leakgate_lint", "<leakgate:lint>");
 }
 
 Finding toFinding(const nlohmann::json& entry) {

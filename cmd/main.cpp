@@ -125,6 +125,7 @@ int run(int argc, char** argv) {
     GateOptions gate;
     std::string checks;
     std::int64_t sentinelMiB = gate.sentinelBytes >> 20;
+    std::int64_t deviceSentinelMiB = gate.deviceSentinelBytes >> 20;
     CLI::App* gateCommand = app.add_subcommand(
         "gate", "Audit a DSL's decorators against leakgate's reference runtime (a release gate)");
     addOutputOptions(gateCommand, output, gate.python, timeoutSeconds);
@@ -135,6 +136,11 @@ int run(int argc, char** argv) {
     gateCommand->add_option("--checks", checks,
                             "Comma-separated checks or workloads to run (default: all; see the README)");
     gateCommand->add_option("--sentinel-mib", sentinelMiB, "Host payload of each sentinel, in MiB")
+        ->check(CLI::NonNegativeNumber);
+    gateCommand
+        ->add_option("--device-sentinel-mib", deviceSentinelMiB,
+                     "Device payload (cuMemAlloc) placed in each decorate/import case when CUDA can be "
+                     "used, in MiB (default 256; 0: none)")
         ->check(CLI::NonNegativeNumber);
     gateCommand
         ->add_option("--soak-steps", gate.soakSteps,
@@ -250,6 +256,7 @@ int run(int argc, char** argv) {
 int main(int argc, char** argv) {
     if (argc == 3 && std::string(argv[1]) == worker::kWorkerMode) {
         try {
+    gate.deviceSentinelBytes = deviceSentinelMiB << 20;
             return worker::workerMain(argv[2]);
         } catch (const std::exception& error) {
             std::fprintf(stderr, "leakgate worker: %s\n", error.what());

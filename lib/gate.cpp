@@ -41,11 +41,12 @@ struct GateWorkload {
     bool baseline;
 };
 const std::vector<GateWorkload> kWorkloads = {
-    {"decorate", {"sentinels", "frame-cycle", "retained-frame"}, true},
-    {"import", {"sentinels", "frame-cycle", "retained-frame"}, true},
+    {"decorate", {"sentinels", "frame-cycle", "retained-frame", "device-memory"}, true},
+    {"import", {"sentinels", "frame-cycle", "retained-frame", "device-memory"}, true},
     {"launch", {"allocations", "net-blocks", "cyclic-garbage"}, false},
     {"values", {"encoding", "bounded"}, false},
     {"soak", {"growth"}, true},
+    {"device", {"echo", "allocations", "cyclic-garbage"}, false},
 };
 
 // RSS growth per 1000 soak steps beyond the reference's that is a finding: well above the
@@ -198,6 +199,7 @@ Report runGate(const GateOptions& options) {
                             {"target", subject},
                             {"role", role},
                             {"sentinel_bytes", options.sentinelBytes},
+                            {"device_sentinel_bytes", options.deviceSentinelBytes},
                             {"soak_steps", options.soakSteps},
                             {"soak_seconds", options.soakSeconds},
                             {"distinct_values", options.distinctValues},

@@ -19,6 +19,7 @@ struct GateOptions {
     std::optional<std::string> python;       // --python
     std::chrono::seconds timeout{300};       // per worker
     std::int64_t sentinelBytes = 8 << 20;    // host payload of each sentinel
+    std::int64_t deviceSentinelBytes = 256ll << 20; // device payload per case; 0: none
     std::int64_t soakSteps = 0;              // 0: run for soakSeconds
     double soakSeconds = 30;                 // per target
     std::int64_t distinctValues = 1'000'000; // the values workload's stream of distinct values

@@ -54,4 +54,8 @@ std::unique_ptr<Probe> makeRetainedFrameProbe();
 // Gives every sentinel the workload made a verdict (check `sentinels`).
 std::unique_ptr<Probe> makeSentinelProbe();
 
+// The device bytes the workload's device sentinels hold after it returned and after a collection
+// (check `device-memory`; `skip` with the reason when CUDA cannot be used).
+std::unique_ptr<Probe> makeDeviceMemoryProbe();
+
 } // namespace leakgate::probes

@@ -1,5 +1,6 @@
 #include "lib/python/leakgate_module.h"
 
+#include "lib/cuda/driver.h"
 #include "probes/allocation_counter.h"
 #include "probes/sentinel_probe.h"
 
@@ -34,6 +35,25 @@ class HostSentinel {
     std::unique_ptr<char[]> payload_;
 };
 
+// A device sentinel: a weakref-able object owning `bytes` of device memory from cuMemAlloc in the
+// primary context, freed when the object is deallocated.
+class DeviceSentinel {
+  public:
+    DeviceSentinel(std::string label, size_t bytes) : label_(std::move(label)), buffer_(bytes) {}
+    const std::string& label() const { return label_; }
+    size_t bytes() const { return buffer_.bytes(); }
+    std::uint64_t pointer() const { return buffer_.pointer(); }
+
+  private:
+    std::string label_;
+    cuda::DeviceBuffer buffer_;
+};
+
+// Raised in Python when a device sentinel is asked for and CUDA cannot be used.
+struct CudaUnavailable : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
+
 } // namespace
 
 PYBIND11_EMBEDDED_MODULE(_leakgate, module) {
@@ -57,6 +77,69 @@ PYBIND11_EMBEDDED_MODULE(_leakgate, module) {
         },
         py::arg("label"), py::arg("nbytes"),
         "Make a host sentinel owning `nbytes` bytes; leakgate reports its verdict after the workload.");
+    py::register_exception<CudaUnavailable>(module, "CudaUnavailable", PyExc_RuntimeError);
+    py::class_<DeviceSentinel>(module, "DeviceSentinel", py::dynamic_attr())
+        .def_property_readonly("label", &DeviceSentinel::label)
+        .def_property_readonly("nbytes", &DeviceSentinel::bytes)
+        .def_property_readonly("pointer", &DeviceSentinel::pointer)
+        .def("__repr__", [](const DeviceSentinel& self) {
+            return "<leakgate device sentinel " + self.label() + " (" + std::to_string(self.bytes()) +
+                   " device bytes)>";
+        });
+    module.def(
+        "device_sentinel",
+        [](std::string label, size_t bytes) {
+            cuda::Driver& driver = cuda::Driver::get();
+            if (!driver.available()) throw CudaUnavailable(driver.unavailableReason());
+            std::unique_ptr<DeviceSentinel> owned;
+            try {
+                owned = std::make_unique<DeviceSentinel>(label, bytes);
+            } catch (const cuda::CudaError& error) {
+                throw CudaUnavailable(error.what()); // out of device memory, say
+            }
+            py::object sentinel = py::cast(std::move(owned));
+            probes::trackSentinel(sentinel.ptr(), label, "device", static_cast<std::int64_t>(bytes));
+            return sentinel;
+        },
+        py::arg("label"), py::arg("nbytes"),
+        "Make a device sentinel owning `nbytes` bytes of device memory (cuMemAlloc in the primary "
+        "context); raises CudaUnavailable with the reason when CUDA cannot be used.");
+    module.def(
+        "track",
+        [](py::handle object, std::string label, std::string kind, std::int64_t bytes) {
+            probes::trackSentinel(object.ptr(), std::move(label), std::move(kind), bytes);
+        },
+        py::arg("object"), py::arg("label"), py::arg("kind"), py::arg("nbytes"),
+        "Track any weakref-able object (a torch CUDA tensor, say) as a sentinel of payload `kind`.");
+    module.def(
+        "cuda_status",
+        []() {
+            cuda::Driver& driver = cuda::Driver::get();
+            py::dict status;
+            status["available"] = driver.available();
+            status["reason"] = driver.unavailableReason();
+            status["library"] = driver.device().library;
+            status["device"] = driver.device().name;
+            status["driver_version"] = driver.device().driverVersion;
+            status["total_bytes"] = driver.device().totalBytes;
+            return status;
+        },
+        "Whether CUDA can be used here, and if not, why (the driver is loaded on the first call).");
+    module.def(
+        "device_memory",
+        []() {
+            py::dict memory;
+            memory["held_bytes"] = cuda::DeviceBuffer::bytesHeld();
+            memory["held_buffers"] = cuda::DeviceBuffer::buffersHeld();
+            cuda::Driver& driver = cuda::Driver::get();
+            if (driver.available()) {
+                cuda::MemInfo info = driver.memInfo();
+                memory["free_bytes"] = info.freeBytes;
+                memory["total_bytes"] = info.totalBytes;
+            }
+            return memory;
+        },
+        "leakgate's own accounting of its device buffers, and cuMemGetInfo when CUDA is up.");
     module.def(
         "measure_calls",
         [](py::handle callable, std::int64_t calls) {

@@ -37,7 +37,17 @@ probes::ProbeList gateProbes() {
     probes.push_back(probes::makeSentinelProbe());
     probes.push_back(probes::makeFrameCycleProbe());
     probes.push_back(probes::makeRetainedFrameProbe());
+    probes.push_back(probes::makeDeviceMemoryProbe());
     return probes;
+}
+
+// Device sentinels for the workload's cases when CUDA can be used; the reasons go in the details.
+void configureDevice(WorkloadResult& result, py::module_& harness, const nlohmann::json& spec) {
+    const std::int64_t bytes = spec.value("device_sentinel_bytes", std::int64_t{256} << 20);
+    py::dict reasons = harness.attr("configure_device")(bytes);
+    result.details["device_sentinel"] = {{"bytes", bytes},
+                                         {"not_placed", reasons["device"].cast<std::string>()},
+                                         {"torch_not_placed", reasons["torch"].cast<std::string>()}};
 }
 
 } // namespace
@@ -68,6 +78,7 @@ WorkloadResult runDecorate(const nlohmann::json& spec) {
             "target `{}` defines neither `kernel` nor `jit` (see the target protocol)", result.subject));
     }
     const std::int64_t sentinelBytes = spec.value("sentinel_bytes", std::int64_t{8} << 20);
+    configureDevice(result, harness, spec);
     py::list depths;
     for (int depth = 1; depth <= 3; ++depth)
         depths.append(depth);
@@ -87,6 +98,7 @@ WorkloadResult runImport(const nlohmann::json& spec) {
     WorkloadResult result = newResult(spec, "import");
     py::module_ harness = loadHarness();
     const std::int64_t sentinelBytes = spec.value("sentinel_bytes", std::int64_t{8} << 20);
+    configureDevice(result, harness, spec);
     auto probes = gateProbes();
     measure(
         result, probes,

@@ -92,10 +92,45 @@ FORMS = {
 }
 
 
+# Device sentinels (configure_device): bytes per case, and torch when it is the second sentinel.
+_device = {"nbytes": 0, "torch": None}
+
+
+def configure_device(nbytes):
+    """Places device sentinels of `nbytes` from now on when CUDA can be used, and a torch CUDA
+    tensor beside each when torch is importable with CUDA. Returns why each is not placed."""
+    _device["nbytes"] = 0
+    _device["torch"] = None
+    if nbytes <= 0:
+        return {"device": "device sentinels are off (--device-sentinel-mib 0)", "torch": "device sentinels are off"}
+    status = _leakgate.cuda_status()
+    if not status["available"]:
+        return {"device": status["reason"], "torch": status["reason"]}
+    _device["nbytes"] = nbytes
+    reasons = {"device": "", "torch": ""}
+    if importlib.util.find_spec("torch") is None:
+        reasons["torch"] = "torch is not importable in the target's environment"
+        return reasons
+    import torch
+
+    if not torch.cuda.is_available():
+        reasons["torch"] = "torch is importable but torch.cuda.is_available() is False"
+        return reasons
+    torch.cuda.init()
+    _device["torch"] = torch
+    return reasons
+
+
 def _hold(depth, label, nbytes, action, level=1):
     # A sentinel is a local of each of the `depth` frames above the decoration; `level` 1 is the
-    # outermost of them.
+    # outermost of them. The outermost also holds the device sentinels, when configured.
     sentinel = _leakgate.sentinel(f"{label} depth={depth} frame={level}", nbytes)
+    if level == 1 and _device["nbytes"]:
+        device_sentinel = _leakgate.device_sentinel(f"{label} depth={depth} device", _device["nbytes"])
+        torch = _device["torch"]
+        if torch is not None:
+            tensor = torch.empty(_device["nbytes"], dtype=torch.uint8, device="cuda")
+            _leakgate.track(tensor, f"{label} depth={depth} torch", "torch", _device["nbytes"])
     if level < depth:
         _hold(depth, label, nbytes, action, level + 1)
     else:

@@ -11,6 +11,7 @@
 #include "lib/report_text.h"
 #include "lib/scanner/explain.h"
 #include "lib/workloads/harness_loader.h"
+#include "lib/workloads/scalar_cases.h"
 #include "probes/allocation_counter.h"
 
 #include <pybind11/pybind11.h>
@@ -29,36 +30,10 @@ namespace {
 namespace py = pybind11;
 using nlohmann::json;
 
-constexpr double kEpsilonPerCall = 0.01; // below this a per-call difference is noise
-
-// One measured run of `calls` calls: allocator calls and net blocks, then the objects that one
-// DEBUG_SAVEALL collection finds (the calls' cyclic garbage; gc is off throughout).
-struct Run {
-    double allocations = 0;
-    double netBlocks = 0;
-    double cyclicGarbage = 0;
-};
-
 Run measureRun(py::handle call, std::int64_t calls) {
     auto counted = probes::AllocationCounter::countCalls(call.ptr(), calls);
     if (!counted) throw py::error_already_set();
-    const probes::AllocationCounts counts = *counted;
-    py::module_ gc = py::module_::import("gc");
-    py::list garbage = gc.attr("garbage");
-    size_t saved;
-    {
-        // Everything the calls made is in the youngest generation (gc is off, nothing was
-        // promoted), so collecting generation 0 finds their cycles without walking the whole
-        // heap: a large DSL's heap makes a full collection cost tens of milliseconds.
-        python::GcDebugGuard saveAll(python::GcDebugGuard::kSaveAll);
-        gc.attr("collect")(0);
-        saved = garbage.size();
-        garbage.attr("clear")();
-    }
-    gc.attr("collect")(0);
-    auto perCall = [&](double value) { return value / static_cast<double>(calls); };
-    return {perCall(static_cast<double>(counts.allocations)),
-            perCall(static_cast<double>(counts.netBlocks())), perCall(static_cast<double>(saved))};
+    return perCall(*counted, collectYoungGarbage(), calls);
 }
 
 // The shapes of the cycles `call` leaves, explained by the scanner.
@@ -91,125 +66,6 @@ constexpr Metric kMetrics[] = {
     {"net-blocks", "net blocks", &Run::netBlocks},
     {"cyclic-garbage", "objects entering cyclic garbage", &Run::cyclicGarbage},
 };
-
-// Flag only when every measured run of the target exceeds the reference's worst run (the rule of
-// CPython's refleak hunter: one noisy run does not make a finding).
-bool exceedsInEveryRun(const std::vector<Run>& target, const std::vector<Run>& reference,
-                       double Run::*field) {
-    double worstReference = 0;
-    for (const Run& run : reference)
-        worstReference = std::max(worstReference, run.*field);
-    return std::all_of(target.begin(), target.end(),
-                       [&](const Run& run) { return run.*field > worstReference + kEpsilonPerCall; });
-}
-
-json runsJson(const std::vector<Run>& runs) {
-    json out = {{"allocations_per_call", json::array()},
-                {"net_blocks_per_call", json::array()},
-                {"cyclic_garbage_per_call", json::array()}};
-    for (const Run& run : runs) {
-        out["allocations_per_call"].push_back(run.allocations);
-        out["net_blocks_per_call"].push_back(run.netBlocks);
-        out["cyclic_garbage_per_call"].push_back(run.cyclicGarbage);
-    }
-    return out;
-}
-
-// repr, but a NaN shows its bits: payloads are what the encodings check.
-std::string valueRepr(py::handle value) {
-    if (PyFloat_Check(value.ptr()) && std::isnan(PyFloat_AS_DOUBLE(value.ptr()))) {
-        return fmt::format("nan:{:#018x}", std::bit_cast<std::uint64_t>(PyFloat_AS_DOUBLE(value.ptr())));
-    }
-    return py::repr(value).cast<std::string>();
-}
-
-void skipAll(WorkloadResult& result, const std::vector<std::string>& checks, const std::string& reason) {
-    for (const auto& check : checks)
-        result.checks.push_back({check, Status::kSkip, reason, std::nullopt});
-}
-
-// The target's and the reference's scalar types. Empty when the target cannot be imported
-// (then `result.error` says why) or has none (then `checks` are skipped with that reason).
-std::optional<std::pair<py::dict, py::dict>> scalarTypesOrSkip(WorkloadResult& result,
-                                                               py::module_& harness, const json& spec,
-                                                               const std::vector<std::string>& checks) {
-    std::pair<py::dict, py::dict> types;
-    try {
-        py::tuple prepared = harness.attr("prepare_launch")(targetSpec(spec));
-        types = {prepared[0], prepared[1]};
-    } catch (py::error_already_set& error) {
-        result.error = WorkloadError{fmt::format("the target could not be imported: {}", error.what()),
-                                     std::nullopt, ""};
-        return std::nullopt;
-    }
-    if (types.first.empty()) {
-        skipAll(result, checks, "the target exposes no `scalar_types` (see the launch protocol)");
-        return std::nullopt;
-    }
-    return types;
-}
-
-// Python values that probe each rule of an encoding.
-std::vector<py::object> probeValues(const ScalarType& type) {
-    auto fromBits = [](std::uint64_t bits) { return py::float_(std::bit_cast<double>(bits)); };
-    std::vector<py::object> values;
-    switch (type.kind) {
-    case ScalarKind::kBoolean:
-        for (py::object value :
-             {py::object(py::bool_(true)), py::object(py::bool_(false)), py::object(py::int_(0)),
-              py::object(py::int_(1)), py::object(py::int_(2))})
-            values.push_back(value);
-        return values;
-    case ScalarKind::kSigned:
-    case ScalarKind::kUnsigned: {
-        int bits = type.bytes * 8;
-        bool isSigned = type.kind == ScalarKind::kSigned;
-        std::string max =
-            isSigned ? fmt::format("(1 << {}) - 1", bits - 1) : fmt::format("(1 << {}) - 1", bits);
-        std::string min = isSigned ? fmt::format("-(1 << {})", bits - 1) : "0";
-        py::module_ builtins = py::module_::import("builtins");
-        for (const std::string& expression : {std::string("0"), std::string("1"), std::string("-1"), min,
-                                              max, max + " + 1", min + " - 1", std::string("2**40 + 5"),
-                                              std::string("-(2**63)"), std::string("2**64 + 3")}) {
-            values.push_back(
-                builtins.attr("eval")(expression, py::dict())); // no frame to borrow globals from
-        }
-        return values;
-    }
-    default:
-        break;
-    }
-    const double typeMax = type.kind == ScalarKind::kFloat16    ? 65504.0
-                           : type.kind == ScalarKind::kBFloat16 ? 3.3895313892515355e38
-                           : type.kind == ScalarKind::kFloat64  ? std::numeric_limits<double>::max()
-                                                                : std::numeric_limits<float>::max();
-    const double typeMinNormal = type.kind == ScalarKind::kFloat16   ? 6.103515625e-05
-                                 : type.kind == ScalarKind::kFloat64 ? std::numeric_limits<double>::min()
-                                                                     : std::numeric_limits<float>::min();
-    const double typeMinSubnormal = type.kind == ScalarKind::kFloat16   ? 5.960464477539063e-08
-                                    : type.kind == ScalarKind::kFloat64 ? 5e-324
-                                                                        : 1.401298464324817e-45;
-    for (double value :
-         {0.0, -0.0, 1.0, -1.5, 0.1, std::numeric_limits<double>::infinity(),
-          -std::numeric_limits<double>::infinity(), typeMax, -typeMax, typeMinNormal, typeMinSubnormal,
-          1e300, 1e-310, 1.0 + std::ldexp(1.0, -11), 1.0 + 3 * std::ldexp(1.0, -11),
-          1.0 + std::ldexp(1.0, -8), 1.0 + 3 * std::ldexp(1.0, -8)}) {
-        values.push_back(py::float_(value));
-    }
-    values.push_back(fromBits(0x7FF8000000000000ull)); // the quiet NaN
-    values.push_back(fromBits(0x7FF8000000000123ull)); // payload in low bits
-    values.push_back(fromBits(0xFFF4000000000000ull)); // negative, payload in high bits
-    return values;
-}
-
-std::vector<std::uint8_t> expectedBytes(const ScalarType& type, py::handle value) {
-    if (isFloating(type)) return encodeFloat(type, value.cast<double>());
-    if (type.kind == ScalarKind::kBoolean)
-        return encodeInteger(type, PyObject_IsTrue(value.ptr()) ? 1 : 0);
-    std::uint64_t modulo = PyLong_AsUnsignedLongLongMask(value.ptr());
-    if (PyErr_Occurred()) throw py::error_already_set();
-    return encodeInteger(type, modulo);
-}
 
 } // namespace
 

@@ -79,6 +79,7 @@ WorkloadResult run(const nlohmann::json& spec) {
     if (workload == "launch") return runLaunch(spec);
     if (workload == "values") return runValues(spec);
     if (workload == "soak") return runSoak(spec);
+    if (workload == "device") return runDevice(spec);
     if (workload == "lint") return runLint(spec);
     throw UsageError(fmt::format("unknown workload `{}`", workload));
 }

@@ -32,6 +32,10 @@ WorkloadResult runLaunch(const nlohmann::json& spec);
 WorkloadResult runValues(const nlohmann::json& spec);
 WorkloadResult runSoak(const nlohmann::json& spec);
 
+// The real launch on a GPU (lib/workloads/device.cpp): the echo kernels launched with the
+// target's packed pointers. Spec keys as for `launch`.
+WorkloadResult runDevice(const nlohmann::json& spec);
+
 // `leakgate lint` (lib/workloads/lint.cpp): the static rules over Python sources. Spec: paths.
 WorkloadResult runLint(const nlohmann::json& spec);
 

@@ -5,8 +5,14 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+
 int main(int argc, char** argv) {
     testing::InitGoogleTest(&argc, argv);
+#ifdef LEAKGATE_FAKE_LIBCUDA
+    // The process's CUDA driver is the tests' fake (tests/fake_cuda), unless told otherwise.
+    ::setenv("LEAKGATE_LIBCUDA", LEAKGATE_FAKE_LIBCUDA, 0);
+#endif
     auto env = leakgate::python::queryEnvironment(leakgate::python::buildPythonExecutable());
     leakgate::python::Interpreter interpreter(env, {"leakgate_unit_tests"});
     return RUN_ALL_TESTS();

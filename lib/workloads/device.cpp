@@ -1,0 +1,258 @@
+// The device workload: a real launch. For each scalar type of the target, the pointer its packer
+// returns for `T(v).__c_pointers__()` becomes the scalar's kernelParams entry of cuLaunchKernel on
+// an echo kernel (fixtures/kernels/echo_scalars.cu) that writes back what it received:
+//   device-echo:            what the kernel received is the type's encoding, for every probe value;
+//   device-allocations:     allocator calls per launch (packing and launching) beyond the reference;
+//   device-cyclic-garbage:  objects per launch left in cyclic garbage beyond the reference.
+// Without a driver, a device or an echo kernel image, every check is `skip` with the reason.
+#include "lib/workloads/workload.h"
+
+#include "lib/cuda/echo_kernels.h"
+#include "lib/errors.h"
+#include "lib/python/compat.h"
+#include "lib/workloads/harness_loader.h"
+#include "lib/workloads/scalar_cases.h"
+#include "probes/allocation_counter.h"
+
+#include <pybind11/pybind11.h>
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <cstring>
+#include <map>
+
+namespace leakgate::workloads {
+namespace {
+
+namespace py = pybind11;
+using nlohmann::json;
+
+const std::vector<std::string> kChecks = {"device-echo", "device-allocations", "device-cyclic-garbage"};
+
+// The address a packed pointer holds. A ctypes pointer exposes it through the buffer protocol,
+// which allocates nothing (so the launch loop's counts are the packer's own); anything else goes
+// through int(). Throws py::error_already_set.
+const void* pointerAddress(PyObject* pointer) {
+    if (PyObject_CheckBuffer(pointer)) {
+        Py_buffer view;
+        if (PyObject_GetBuffer(pointer, &view, PyBUF_SIMPLE) == 0) {
+            const void* address = nullptr;
+            const bool fits = view.len == static_cast<Py_ssize_t>(sizeof address);
+            if (fits) std::memcpy(&address, view.buf, sizeof address);
+            PyBuffer_Release(&view);
+            if (fits) return address;
+        } else {
+            PyErr_Clear();
+        }
+    }
+    python::OwnedRef number = python::own(PyNumber_Index(pointer));
+    if (!number) throw py::error_already_set();
+    void* address = PyLong_AsVoidPtr(number.get());
+    if (!address && PyErr_Occurred()) throw py::error_already_set();
+    return address;
+}
+
+// `calls` launches, each packing with `pack()` (the harness's T(v).__c_pointers__() callable) and
+// launching the echo kernel on the first pointer; counted as one allocation region.
+Run launchRun(const cuda::EchoKernels& kernels, const std::string& typeName, py::handle pack,
+              CUdeviceptr out, std::int64_t calls) {
+    probes::AllocationCounter::start();
+    for (std::int64_t i = 0; i < calls; ++i) {
+        python::OwnedRef pointers = python::own(PyObject_CallNoArgs(pack.ptr()));
+        python::OwnedRef first =
+            pointers ? python::own(PySequence_GetItem(pointers.get(), 0)) : python::OwnedRef();
+        if (!first) {
+            probes::AllocationCounter::stop();
+            throw py::error_already_set();
+        }
+        kernels.launch(typeName, pointerAddress(first.get()), out);
+    }
+    probes::AllocationCounts counts = probes::AllocationCounter::stop();
+    kernels.synchronize();
+    return perCall(counts, collectYoungGarbage(), calls);
+}
+
+struct Metric {
+    const char* check; // device-<check>
+    const char* what;
+    double Run::*field;
+};
+constexpr Metric kMetrics[] = {
+    {"allocations", "allocator calls", &Run::allocations},
+    {"cyclic-garbage", "objects entering cyclic garbage", &Run::cyclicGarbage},
+};
+
+} // namespace
+
+WorkloadResult runDevice(const json& spec) {
+    WorkloadResult result = newResult(spec, "device");
+    cuda::Driver& driver = cuda::Driver::get();
+    result.details["cuda"] = {{"library", driver.device().library},
+                              {"available", driver.available()},
+                              {"reason", driver.unavailableReason()},
+                              {"device", driver.device().name},
+                              {"driver_version", driver.device().driverVersion}};
+    if (!driver.available()) {
+        skipAll(result, kChecks, driver.unavailableReason());
+        return result;
+    }
+    const std::string image = cuda::echoKernelImage();
+    if (image.empty()) {
+        skipAll(result, kChecks,
+                "this build has no echo kernel: nvcc was not found when it was configured");
+        return result;
+    }
+    py::module_ harness = loadHarness();
+    auto types = scalarTypesOrSkip(result, harness, spec, kChecks);
+    if (!types) return result;
+    auto& [targetTypes, referenceTypes] = *types;
+    probes::AllocationCounter::install();
+    const std::int64_t calls = spec.value("calls", std::int64_t{2000});
+    const int runs = spec.value("runs", 5);
+    const std::int64_t warmup = spec.value("warmup", std::int64_t{200});
+
+    cuda::EchoKernels kernels(image); // CudaError: the worker reports it as the workload's error
+    cuda::DeviceBuffer out(64);
+    probes::ProbeList probes;
+    probes.push_back(probes::makeGcGuardProbe());
+    json mismatches = json::array(), rejected = json::array(), loops = json::array();
+    int compared = 0, launchCases = 0;
+    std::map<std::string, std::pair<double, std::string>> worst; // per metric: excess, reason
+    std::map<std::string, double> highest;                       // per metric: the check's amount
+    measure(
+        result, probes,
+        [&] {
+            for (const ScalarType& type : scalarTypes()) {
+                if (!targetTypes.contains(type.name) || !kernels.has(type.name)) continue;
+                py::object scalarType = targetTypes[py::str(type.name)];
+                for (const py::object& value : probeValues(type)) {
+                    py::object pointers;
+                    try {
+                        pointers = scalarType(value).attr("__c_pointers__")();
+                    } catch (py::error_already_set& error) {
+                        rejected.push_back(
+                            {{"type", type.name}, {"value", valueRepr(value)}, {"error", error.what()}});
+                        continue;
+                    }
+                    py::object first = pointers[py::int_(0)];
+                    const void* address = pointerAddress(first.ptr());
+                    std::vector<std::uint8_t> received =
+                        kernels.echo(type.name, address, out.pointer(), static_cast<size_t>(type.bytes));
+                    std::vector<std::uint8_t> host(static_cast<const std::uint8_t*>(address),
+                                                   static_cast<const std::uint8_t*>(address) +
+                                                       type.bytes);
+                    std::vector<std::uint8_t> expected = expectedBytes(type, value);
+                    ++compared;
+                    if (received != expected) {
+                        mismatches.push_back({{"type", type.name},
+                                              {"value", valueRepr(value)},
+                                              {"expected", hexBytes(expected)},
+                                              {"kernel_received", hexBytes(received)},
+                                              {"host_bytes", hexBytes(host)}});
+                    }
+                }
+            }
+            // The launch loop: the launch form a DSL uses, T(v).__c_pointers__(), on the type's
+            // second representative value, target and reference interleaved.
+            for (const ScalarType& type : scalarTypes()) {
+                if (!targetTypes.contains(type.name) || !kernels.has(type.name)) continue;
+                py::object value = harness.attr("representative_values")(type.name)[py::int_(1)];
+                py::object targetPack =
+                    harness.attr("launch_calls")(targetTypes[py::str(type.name)], value)[py::int_(0)];
+                py::object referencePack =
+                    referenceTypes.contains(type.name)
+                        ? py::object(harness.attr("launch_calls")(referenceTypes[py::str(type.name)],
+                                                                  value)[py::int_(0)])
+                        : py::none();
+                launchRun(kernels, type.name, targetPack, out.pointer(), warmup);
+                if (!referencePack.is_none())
+                    launchRun(kernels, type.name, referencePack, out.pointer(), warmup);
+                std::vector<Run> targetRuns, referenceRuns;
+                for (int run = 0; run < runs; ++run) {
+                    targetRuns.push_back(
+                        launchRun(kernels, type.name, targetPack, out.pointer(), calls));
+                    if (!referencePack.is_none())
+                        referenceRuns.push_back(
+                            launchRun(kernels, type.name, referencePack, out.pointer(), calls));
+                }
+                ++launchCases;
+                const std::string where = fmt::format("{}({}) launched", type.name, valueRepr(value));
+                json entry = {
+                    {"type", type.name},
+                    {"value", valueRepr(value)},
+                    {"target", runsJson(targetRuns)},
+                    {"reference", referencePack.is_none() ? json(nullptr) : runsJson(referenceRuns)},
+                    {"flagged", json::array()}};
+                for (const Metric& metric : kMetrics) {
+                    double low = targetRuns.front().*metric.field, referenceHigh = 0;
+                    for (const Run& run : targetRuns)
+                        low = std::min(low, run.*metric.field);
+                    for (const Run& run : referenceRuns)
+                        referenceHigh = std::max(referenceHigh, run.*metric.field);
+                    highest[metric.check] = std::max(highest[metric.check], low);
+                    if (!exceedsInEveryRun(targetRuns, referenceRuns, metric.field)) continue;
+                    entry["flagged"].push_back(metric.check);
+                    auto& [excess, reason] = worst[metric.check];
+                    if (low - referenceHigh > excess) {
+                        excess = low - referenceHigh;
+                        reason = fmt::format("{}: {:.2f} {} per launch (reference: {:.2f}) in every one "
+                                             "of {} runs of {} launches",
+                                             where, low, metric.what, referenceHigh, runs, calls);
+                    }
+                }
+                loops.push_back(std::move(entry));
+            }
+        },
+        "device-");
+    result.details["echo_mismatches"] = mismatches;
+    result.details["rejected"] = rejected;
+    result.details["launch_loops"] = loops;
+    if (!result.ok() && compared == 0) return result;
+
+    if (compared == 0) {
+        result.checks.push_back({"device-echo", Status::kSkip,
+                                 "the target has no scalar type the echo kernels take", std::nullopt});
+    } else if (mismatches.empty()) {
+        result.checks.push_back(
+            {"device-echo", Status::kPass,
+             fmt::format("{} values reached the kernel byte-exact through the target's packed pointers "
+                         "({} refused by the target)",
+                         compared, rejected.size()),
+             0});
+    } else {
+        std::vector<std::string> first;
+        for (size_t i = 0; i < std::min<size_t>(3, mismatches.size()); ++i) {
+            const json& m = mismatches[i];
+            first.push_back(fmt::format("{}({}): the kernel received {}, want {}",
+                                        m["type"].get<std::string>(), m["value"].get<std::string>(),
+                                        m["kernel_received"].get<std::string>(),
+                                        m["expected"].get<std::string>()));
+        }
+        result.checks.push_back({"device-echo", Status::kFail,
+                                 fmt::format("{} of {} launched values arrived wrong: {}",
+                                             mismatches.size(), compared, fmt::join(first, "; ")),
+                                 static_cast<std::int64_t>(mismatches.size())});
+    }
+    for (const Metric& metric : kMetrics) {
+        const std::string name = std::string("device-") + metric.check;
+        const auto amount = static_cast<std::int64_t>(std::llround(highest[metric.check] * 1000));
+        auto found = worst.find(metric.check);
+        if (launchCases == 0) {
+            result.checks.push_back({name, Status::kSkip, "no scalar type to launch", std::nullopt});
+        } else if (found == worst.end()) {
+            result.checks.push_back(
+                {name, Status::kPass,
+                 fmt::format(
+                     "no more {} per launch than the reference in any of {} types ({} runs of {} "
+                     "launches each)",
+                     metric.what, launchCases, runs, calls),
+                 amount});
+        } else {
+            result.checks.push_back({name, Status::kFail, found->second.second, amount});
+        }
+    }
+    return result;
+}
+
+} // namespace leakgate::workloads

@@ -1,0 +1,154 @@
+#include "lib/workloads/scalar_cases.h"
+
+#include "lib/python/gc_debug_guard.h"
+#include "lib/workloads/harness_loader.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <limits>
+
+namespace leakgate::workloads {
+
+namespace py = pybind11;
+using nlohmann::json;
+
+std::string valueRepr(py::handle value) {
+    if (PyFloat_Check(value.ptr()) && std::isnan(PyFloat_AS_DOUBLE(value.ptr()))) {
+        return fmt::format("nan:{:#018x}", std::bit_cast<std::uint64_t>(PyFloat_AS_DOUBLE(value.ptr())));
+    }
+    return py::repr(value).cast<std::string>();
+}
+
+void skipAll(WorkloadResult& result, const std::vector<std::string>& checks, const std::string& reason) {
+    for (const auto& check : checks)
+        result.checks.push_back({check, Status::kSkip, reason, std::nullopt});
+}
+
+std::optional<std::pair<py::dict, py::dict>> scalarTypesOrSkip(WorkloadResult& result,
+                                                               py::module_& harness, const json& spec,
+                                                               const std::vector<std::string>& checks) {
+    std::pair<py::dict, py::dict> types;
+    try {
+        py::tuple prepared = harness.attr("prepare_launch")(targetSpec(spec));
+        types = {prepared[0], prepared[1]};
+    } catch (py::error_already_set& error) {
+        result.error = WorkloadError{fmt::format("the target could not be imported: {}", error.what()),
+                                     std::nullopt, ""};
+        return std::nullopt;
+    }
+    if (types.first.empty()) {
+        skipAll(result, checks, "the target exposes no `scalar_types` (see the launch protocol)");
+        return std::nullopt;
+    }
+    return types;
+}
+
+std::vector<py::object> probeValues(const ScalarType& type) {
+    auto fromBits = [](std::uint64_t bits) { return py::float_(std::bit_cast<double>(bits)); };
+    std::vector<py::object> values;
+    switch (type.kind) {
+    case ScalarKind::kBoolean:
+        for (py::object value :
+             {py::object(py::bool_(true)), py::object(py::bool_(false)), py::object(py::int_(0)),
+              py::object(py::int_(1)), py::object(py::int_(2))})
+            values.push_back(value);
+        return values;
+    case ScalarKind::kSigned:
+    case ScalarKind::kUnsigned: {
+        int bits = type.bytes * 8;
+        bool isSigned = type.kind == ScalarKind::kSigned;
+        std::string max =
+            isSigned ? fmt::format("(1 << {}) - 1", bits - 1) : fmt::format("(1 << {}) - 1", bits);
+        std::string min = isSigned ? fmt::format("-(1 << {})", bits - 1) : "0";
+        py::module_ builtins = py::module_::import("builtins");
+        for (const std::string& expression : {std::string("0"), std::string("1"), std::string("-1"), min,
+                                              max, max + " + 1", min + " - 1", std::string("2**40 + 5"),
+                                              std::string("-(2**63)"), std::string("2**64 + 3")}) {
+            values.push_back(
+                builtins.attr("eval")(expression, py::dict())); // no frame to borrow globals from
+        }
+        return values;
+    }
+    default:
+        break;
+    }
+    const double typeMax = type.kind == ScalarKind::kFloat16    ? 65504.0
+                           : type.kind == ScalarKind::kBFloat16 ? 3.3895313892515355e38
+                           : type.kind == ScalarKind::kFloat64  ? std::numeric_limits<double>::max()
+                                                                : std::numeric_limits<float>::max();
+    const double typeMinNormal = type.kind == ScalarKind::kFloat16   ? 6.103515625e-05
+                                 : type.kind == ScalarKind::kFloat64 ? std::numeric_limits<double>::min()
+                                                                     : std::numeric_limits<float>::min();
+    const double typeMinSubnormal = type.kind == ScalarKind::kFloat16   ? 5.960464477539063e-08
+                                    : type.kind == ScalarKind::kFloat64 ? 5e-324
+                                                                        : 1.401298464324817e-45;
+    for (double value :
+         {0.0, -0.0, 1.0, -1.5, 0.1, std::numeric_limits<double>::infinity(),
+          -std::numeric_limits<double>::infinity(), typeMax, -typeMax, typeMinNormal, typeMinSubnormal,
+          1e300, 1e-310, 1.0 + std::ldexp(1.0, -11), 1.0 + 3 * std::ldexp(1.0, -11),
+          1.0 + std::ldexp(1.0, -8), 1.0 + 3 * std::ldexp(1.0, -8)}) {
+        values.push_back(py::float_(value));
+    }
+    values.push_back(fromBits(0x7FF8000000000000ull)); // the quiet NaN
+    values.push_back(fromBits(0x7FF8000000000123ull)); // payload in low bits
+    values.push_back(fromBits(0xFFF4000000000000ull)); // negative, payload in high bits
+    return values;
+}
+
+std::vector<std::uint8_t> expectedBytes(const ScalarType& type, py::handle value) {
+    if (isFloating(type)) return encodeFloat(type, value.cast<double>());
+    if (type.kind == ScalarKind::kBoolean)
+        return encodeInteger(type, PyObject_IsTrue(value.ptr()) ? 1 : 0);
+    std::uint64_t modulo = PyLong_AsUnsignedLongLongMask(value.ptr());
+    if (PyErr_Occurred()) throw py::error_already_set();
+    return encodeInteger(type, modulo);
+}
+
+std::int64_t collectYoungGarbage() {
+    py::module_ gc = py::module_::import("gc");
+    py::list garbage = gc.attr("garbage");
+    size_t saved;
+    {
+        // Everything the calls made is in the youngest generation (gc is off, nothing was
+        // promoted), so collecting generation 0 finds their cycles without walking the whole
+        // heap: a large DSL's heap makes a full collection cost tens of milliseconds.
+        python::GcDebugGuard saveAll(python::GcDebugGuard::kSaveAll);
+        gc.attr("collect")(0);
+        saved = garbage.size();
+        garbage.attr("clear")();
+    }
+    gc.attr("collect")(0);
+    return static_cast<std::int64_t>(saved);
+}
+
+Run perCall(const probes::AllocationCounts& counts, std::int64_t cyclicGarbage, std::int64_t calls) {
+    auto divide = [&](double value) { return value / static_cast<double>(calls); };
+    return {divide(static_cast<double>(counts.allocations)),
+            divide(static_cast<double>(counts.netBlocks())), divide(static_cast<double>(cyclicGarbage))};
+}
+
+bool exceedsInEveryRun(const std::vector<Run>& target, const std::vector<Run>& reference,
+                       double Run::*field) {
+    double worstReference = 0;
+    for (const Run& run : reference)
+        worstReference = std::max(worstReference, run.*field);
+    return std::all_of(target.begin(), target.end(),
+                       [&](const Run& run) { return run.*field > worstReference + kEpsilonPerCall; });
+}
+
+json runsJson(const std::vector<Run>& runs) {
+    json out = {{"allocations_per_call", json::array()},
+                {"net_blocks_per_call", json::array()},
+                {"cyclic_garbage_per_call", json::array()}};
+    for (const Run& run : runs) {
+        out["allocations_per_call"].push_back(run.allocations);
+        out["net_blocks_per_call"].push_back(run.netBlocks);
+        out["cyclic_garbage_per_call"].push_back(run.cyclicGarbage);
+    }
+    return out;
+}
+
+} // namespace leakgate::workloads

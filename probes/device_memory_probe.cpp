@@ -1,0 +1,153 @@
+// The device-memory probe (check `device-memory`): the device bytes the workload's device
+// sentinels still hold after it returned and after one real collection, from leakgate's own
+// accounting of its cuMemAlloc buffers, cross-checked with cuMemGetInfo, and with
+// torch.cuda.memory_allocated() as the witness of torch's own allocator where the workload made a
+// torch tensor sentinel.
+#include "probes/probe.h"
+
+#include "lib/cuda/driver.h"
+#include "lib/report_text.h"
+
+#include <fmt/format.h>
+
+#include <cstdlib>
+#include <optional>
+
+namespace leakgate::probes {
+namespace {
+
+namespace py = pybind11;
+
+// cuMemGetInfo counts every process's use and rounds allocations up to pages: it agrees with the
+// accounting when it is within this of it.
+constexpr std::int64_t kMemInfoTolerance = 64ll << 20;
+
+// What torch's caching allocator reports, when the workload's process has torch with CUDA up.
+struct TorchReading {
+    std::int64_t allocated = 0;
+    std::int64_t reserved = 0;
+};
+
+std::optional<TorchReading> readTorch() {
+    py::dict modules = py::module_::import("sys").attr("modules");
+    if (!modules.contains("torch")) return std::nullopt;
+    py::object cuda = modules["torch"].attr("cuda");
+    if (!cuda.attr("is_initialized")().cast<bool>()) return std::nullopt;
+    return TorchReading{cuda.attr("memory_allocated")().cast<std::int64_t>(),
+                        cuda.attr("memory_reserved")().cast<std::int64_t>()};
+}
+
+// One read: own accounting, cuMemGetInfo, torch.
+struct Reading {
+    std::int64_t held = 0;
+    std::int64_t used = 0;
+    std::optional<TorchReading> torch;
+};
+
+class DeviceMemoryProbe final : public Probe {
+  public:
+    std::string_view name() const override { return "device-memory"; }
+
+    void before() override {
+        cuda::Driver& driver = cuda::Driver::get();
+        if (!driver.available()) return;
+        allocatedBefore_ = cuda::DeviceBuffer::buffersAllocated();
+        baseline_ = read();
+    }
+
+    void afterReturn(WorkloadResult&) override {
+        if (cuda::Driver::get().available()) afterReturn_ = read();
+    }
+
+    void afterCollection(WorkloadResult& result) override {
+        cuda::Driver& driver = cuda::Driver::get();
+        if (!driver.available()) {
+            result.checks.push_back(
+                {"device-memory", Status::kSkip, driver.unavailableReason(), std::nullopt});
+            return;
+        }
+        Reading afterCollection = read();
+        const std::int64_t placed = cuda::DeviceBuffer::buffersAllocated() - allocatedBefore_;
+        const std::int64_t heldAfterReturn = afterReturn_.held - baseline_.held;
+        const std::int64_t heldAfterCollection = afterCollection.held - baseline_.held;
+        const std::int64_t usedAfterReturn = afterReturn_.used - baseline_.used;
+        const std::int64_t usedAfterCollection = afterCollection.used - baseline_.used;
+
+        nlohmann::json details = {{"device", driver.device().name},
+                                  {"device_buffers_placed", placed},
+                                  {"held_after_return", heldAfterReturn},
+                                  {"held_after_collection", heldAfterCollection},
+                                  {"meminfo_used_after_return", usedAfterReturn},
+                                  {"meminfo_used_after_collection", usedAfterCollection}};
+        // torch's freed blocks go back to its cache, not to the driver: cuMemGetInfo sees what
+        // torch reserved, so that is part of what it should agree with.
+        std::int64_t torchReservedAfterReturn = 0, torchReservedAfterCollection = 0;
+        std::string torchText;
+        if (afterReturn_.torch && afterCollection.torch) {
+            const TorchReading before = baseline_.torch.value_or(TorchReading{});
+            const std::int64_t allocatedAfterReturn = afterReturn_.torch->allocated - before.allocated;
+            const std::int64_t allocatedAfterCollection =
+                afterCollection.torch->allocated - before.allocated;
+            torchReservedAfterReturn = afterReturn_.torch->reserved - before.reserved;
+            torchReservedAfterCollection = afterCollection.torch->reserved - before.reserved;
+            details["torch_allocated_after_return"] = allocatedAfterReturn;
+            details["torch_allocated_after_collection"] = allocatedAfterCollection;
+            details["torch_reserved_after_return"] = torchReservedAfterReturn;
+            details["torch_reserved_after_collection"] = torchReservedAfterCollection;
+            torchText =
+                fmt::format("; torch.cuda.memory_allocated(): {} after return, {} after collection",
+                            humanBytes(allocatedAfterReturn), humanBytes(allocatedAfterCollection));
+        }
+        const bool agrees =
+            std::llabs(usedAfterReturn - (heldAfterReturn + torchReservedAfterReturn)) <=
+                kMemInfoTolerance &&
+            std::llabs(usedAfterCollection - (heldAfterCollection + torchReservedAfterCollection)) <=
+                kMemInfoTolerance;
+        details["meminfo_agrees"] = agrees;
+        result.details["device_memory"] = details;
+        const std::string crossCheck =
+            fmt::format("cuMemGetInfo: {} more in use after return, {} after collection{}{}",
+                        humanBytes(usedAfterReturn), humanBytes(usedAfterCollection),
+                        agrees ? ""
+                               : " (disagrees with the accounting: another process, or memory "
+                                 "outside leakgate's sentinels)",
+                        torchText);
+
+        if (placed == 0) {
+            result.checks.push_back({"device-memory", Status::kSkip,
+                                     "the workload placed no device sentinel", std::nullopt});
+            return;
+        }
+        if (heldAfterReturn <= 0) {
+            result.checks.push_back({"device-memory", Status::kPass,
+                                     fmt::format("{} device sentinel{} freed by reference counting ({})",
+                                                 placed, placed == 1 ? "" : "s", crossCheck),
+                                     0});
+            return;
+        }
+        result.checks.push_back(
+            {"device-memory", Status::kFail,
+             fmt::format("{} of device memory pinned until {} ({} still held after one collection; {})",
+                         humanBytes(heldAfterReturn),
+                         heldAfterCollection > 0 ? "the process ends" : "gc.collect()",
+                         humanBytes(heldAfterCollection), crossCheck),
+             heldAfterReturn});
+    }
+
+  private:
+    static Reading read() {
+        return {cuda::DeviceBuffer::bytesHeld(), cuda::Driver::get().memInfo().usedBytes(), readTorch()};
+    }
+
+    std::int64_t allocatedBefore_ = 0;
+    Reading baseline_;
+    Reading afterReturn_;
+};
+
+} // namespace
+
+std::unique_ptr<Probe> makeDeviceMemoryProbe() {
+    return std::make_unique<DeviceMemoryProbe>();
+}
+
+} // namespace leakgate::probes

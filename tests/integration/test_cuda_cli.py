@@ -1,0 +1,119 @@
+#!/usr/bin/env python3
+"""The CUDA checks through the CLI, without a GPU: with no driver they skip with the reason, and
+with the tests' fake driver (tests/fake_cuda) the device sentinel, the device-memory probe and the
+echo launch run their real code paths.
+
+    test_cuda_cli.py --leakgate BUILD/leakgate --fake-libcuda BUILD/tests/libleakgate_fake_cuda.so
+"""
+
+import json
+import os
+import subprocess
+import sys
+import unittest
+
+LEAKGATE = None
+FAKE_LIBCUDA = None
+HERE = os.path.dirname(os.path.abspath(__file__))
+TARGETS = os.path.join(HERE, "..", "..", "fixtures", "targets")
+
+
+def gate(*args, **env):
+    environment = dict(os.environ, **env)
+    run = subprocess.run([LEAKGATE, "gate", "--quiet", "--json", "-", *args], capture_output=True, text=True,
+                         timeout=600, env=environment)
+    try:
+        report = json.loads(run.stdout)
+    except json.JSONDecodeError:
+        raise AssertionError(f"no JSON report (exit {run.returncode}): {run.stderr[-2000:]}")
+    return run.returncode, report
+
+
+def checks_of(report, role="target"):
+    return {check["name"]: check for result in report["results"] if result["role"] == role
+            for check in result["checks"]}
+
+
+def result_of(report, workload, role="target"):
+    return next(r for r in report["results"] if r["workload"] == workload and r["role"] == role)
+
+
+class WithoutADriver(unittest.TestCase):
+    def test_every_cuda_check_skips_with_the_reason(self):
+        code, report = gate("--target", os.path.join(TARGETS, "frame_cycle_461.py"), "--checks",
+                            "decorate-device-memory,device", LEAKGATE_LIBCUDA="/nonexistent/libcuda.so.1")
+        self.assertEqual(code, 0)
+        checks = checks_of(report)
+        self.assertEqual(sorted(checks), ["decorate-device-memory", "device-allocations",
+                                          "device-cyclic-garbage", "device-echo"])
+        for name, check in checks.items():
+            self.assertEqual(check["status"], "skip", name)
+            self.assertIn("no CUDA driver: cannot load /nonexistent/libcuda.so.1", check["reason"])
+
+    def test_a_driver_without_a_device_is_a_skip_naming_the_error(self):
+        code, report = gate("--target", "reference", "--checks", "device", LEAKGATE_LIBCUDA=FAKE_LIBCUDA,
+                            LEAKGATE_FAKE_CUDA_INIT="100")
+        self.assertEqual(code, 0)
+        for check in checks_of(report).values():
+            self.assertEqual(check["status"], "skip")
+            self.assertIn("cuInit failed: CUDA_ERROR_NO_DEVICE", check["reason"])
+
+
+class WithTheFakeDriver(unittest.TestCase):
+    def test_the_frame_cycle_model_pins_the_device_sentinel_until_a_collection(self):
+        code, report = gate("--target", os.path.join(TARGETS, "frame_cycle_461.py"), "--checks", "decorate",
+                            "--sentinel-mib", "1", "--device-sentinel-mib", "2", LEAKGATE_LIBCUDA=FAKE_LIBCUDA)
+        self.assertEqual(code, 1)
+        device = checks_of(report)["decorate-device-memory"]
+        self.assertEqual(device["status"], "fail")
+        self.assertIn("of device memory pinned until gc.collect()", device["reason"])
+        self.assertIn("0 B still held after one collection", device["reason"])
+        target = result_of(report, "decorate")
+        verdicts = {s["verdict"] for s in target["sentinels"] if s["kind"] == "device"}
+        self.assertEqual(verdicts, {"freed-by-gc-only"})
+        details = target["details"]["device_memory"]
+        self.assertEqual(details["held_after_return"], device["amount"])
+        self.assertEqual(details["held_after_collection"], 0)
+        self.assertEqual(details["meminfo_used_after_return"], details["held_after_return"])
+        self.assertTrue(details["meminfo_agrees"])
+        # The reference frees its device sentinels by reference counting.
+        reference = checks_of(report, "reference")["decorate-device-memory"]
+        self.assertEqual(reference["status"], "pass", reference["reason"])
+        self.assertIn("freed by reference counting", reference["reason"])
+
+    def test_the_reference_packer_reaches_the_kernel_byte_exact_and_allocates_nothing_per_launch(self):
+        code, report = gate("--target", "reference", "--checks", "device", "--launch-calls", "300",
+                            "--launch-runs", "2", LEAKGATE_LIBCUDA=FAKE_LIBCUDA)
+        checks = checks_of(report)
+        if checks["device-echo"]["status"] == "skip":
+            self.skipTest(checks["device-echo"]["reason"])  # a build without nvcc
+        self.assertEqual(code, 0, checks)
+        self.assertEqual(checks["device-echo"]["status"], "pass")
+        self.assertEqual(checks["device-allocations"]["status"], "pass")
+        loops = result_of(report, "device")["details"]["launch_loops"]
+        self.assertEqual(len(loops), 14)
+        for loop in loops:
+            self.assertEqual(loop["target"]["allocations_per_call"], [0.0, 0.0], loop["type"])
+
+    def test_the_uncached_packer_is_flagged_per_launch(self):
+        code, report = gate("--target", os.path.join(TARGETS, "launch", "uncached_packer.py"), "--checks",
+                            "device", "--launch-calls", "300", "--launch-runs", "2",
+                            LEAKGATE_LIBCUDA=FAKE_LIBCUDA)
+        checks = checks_of(report)
+        if checks["device-echo"]["status"] == "skip":
+            self.skipTest(checks["device-echo"]["reason"])
+        self.assertEqual(code, 1)
+        self.assertEqual(checks["device-echo"]["status"], "pass", checks["device-echo"]["reason"])
+        self.assertEqual(checks["device-allocations"]["status"], "fail")
+        self.assertEqual(checks["device-cyclic-garbage"]["status"], "fail")
+        self.assertIn("per launch (reference: 0.00)", checks["device-allocations"]["reason"])
+
+
+if __name__ == "__main__":
+    args = sys.argv[1:]
+    LEAKGATE = os.path.abspath(args[args.index("--leakgate") + 1])
+    FAKE_LIBCUDA = os.path.abspath(args[args.index("--fake-libcuda") + 1])
+    if not os.path.exists(LEAKGATE) or not os.path.exists(FAKE_LIBCUDA):
+        print("skip: leakgate or the fake driver is not built", file=sys.stderr)
+        sys.exit(77)
+    unittest.main(argv=[sys.argv[0], "-v"])

@@ -164,6 +164,9 @@ int run(int argc, char** argv) {
     gateCommand
         ->add_option("--launch-runs", gate.launchRuns, "Measured runs per launch case (default 5)")
         ->check(CLI::PositiveNumber);
+    gateCommand->add_flag("--lint", gate.lint,
+                          "Also lint the target's sources (a file target's file; cute: the installed "
+                          "nvidia_cutlass_dsl) and mark findings the dynamic checks confirm");
     gateCommand
         ->add_option("--distinct-values", gate.distinctValues,
                      "Distinct values the values workload packs to test boundedness (default 1000000)")
@@ -171,9 +174,19 @@ int run(int argc, char** argv) {
 
     LintOptions lint;
     CLI::App* lintCommand = app.add_subcommand(
-        "lint", "Find frame-capture patterns in Python sources (AST), before anything runs");
+        "lint",
+        "Find frame-capture patterns in Python (AST) and C/C++ sources (libclang), before anything runs");
     addOutputOptions(lintCommand, output, lint.python, timeoutSeconds);
-    lintCommand->add_option("paths", lint.paths, "Python files or directories")->required();
+    lintCommand->add_option("paths", lint.paths, "Python and C/C++ files, or directories")->required();
+    lintCommand->add_option("--compile-commands", lint.compileCommands,
+                            "C/C++: a compile_commands.json or its directory (default: one at the top "
+                            "of a directory given, or in its build/)");
+    lintCommand->add_option("--cxx-flag", lint.cxxFlags,
+                            "C/C++: a compiler flag for files without a compile command (repeat; "
+                            "--cxx-flag=-DNAME)");
+    lintCommand->add_option("-I,--include", lint.includeDirs,
+                            "C/C++: an include directory for files without a compile command (repeat; "
+                            "Python.h's is always added)");
 
     BisectOptions bisect;
     std::string versions;

@@ -3,6 +3,8 @@
 #include "lib/baseline.h"
 #include "lib/data_dir.h"
 #include "lib/errors.h"
+#include "lib/gate_lint.h"
+#include "lib/lint.h"
 #include "lib/log.h"
 #include "lib/python/environment.h"
 #include "lib/report_text.h"
@@ -250,6 +252,17 @@ Report runGate(const GateOptions& options) {
         report.results.push_back(std::move(byRole.at("target")));
         if (referenceResult != byRole.end())
             report.results.push_back(std::move(referenceResult->second));
+    }
+    if (options.lint) {
+        // The static audit beside the dynamic checks, and where the two agree.
+        LintOptions lint;
+        lint.paths = gateLintPaths(target, env);
+        lint.python = options.python;
+        lint.timeout = options.timeout;
+        lint.forwardOutput = options.forwardOutput;
+        report.results.push_back(lint.paths.empty() ? gateLintSkipped(target, env)
+                                                    : std::move(runLint(lint).results.front()));
+        markConfirmedLintFindings(report);
     }
     if (!baseline.is_null()) applyBaseline(report, baseline, budgets);
     return report;

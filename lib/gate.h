@@ -28,6 +28,7 @@ struct GateOptions {
     std::string baseline;                    // JSON of an earlier gate run to judge figures against
     std::string budgets;                     // budgets file for the baseline comparison
     bool forwardOutput = true;
+    bool lint = false; // --lint: also the static audit of the target's sources (lib/gate_lint.h)
 };
 
 // Every check the gate knows, in report order.

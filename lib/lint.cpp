@@ -1,11 +1,13 @@
 #include "lib/lint.h"
 
 #include "lib/errors.h"
+#include "lib/lint_cxx.h"
 #include "lib/python/environment.h"
 #include "lib/worker/worker_client.h"
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <map>
 #include <string_view>
@@ -57,7 +59,9 @@ CheckResult decide(const WorkloadResult& result) {
         ++perFile[finding.frames.front().file];
     }
     std::vector<std::string> rules;
-    for (const char* rule : kLintRules) {
+    std::vector<std::string> known(std::begin(kLintRules), std::end(kLintRules));
+    known.insert(known.end(), std::begin(kCxxLintRules), std::end(kCxxLintRules));
+    for (const auto& rule : known) {
         if (perRule.count(rule)) rules.push_back(fmt::format("{} {}", perRule[rule], rule));
     }
     return {"lint", Status::kFail,
@@ -81,6 +85,76 @@ void merge(WorkloadResult& into, WorkloadResult&& part) {
     into.seconds += part.seconds;
 }
 
+// The inputs, split by who reads them: directories and Python files go to the Python worker
+// (which searches directories for *.py itself), C/C++ files, listed or found under a directory,
+// to libclang here.
+struct Inputs {
+    std::vector<std::string> python;
+    std::vector<std::string> cxx;
+    std::optional<std::string> compileCommands; // found at the top of a directory given
+};
+
+bool skippedDirectory(const std::filesystem::path& dir) {
+    std::string name = dir.filename().string();
+    return name.starts_with(".") || name == "__pycache__";
+}
+
+Inputs splitInputs(const std::vector<std::string>& paths) {
+    namespace fs = std::filesystem;
+    Inputs inputs;
+    for (const auto& path : paths) {
+        if (!fs::is_directory(path)) {
+            (isCxxSource(path) ? inputs.cxx : inputs.python).push_back(path);
+            continue;
+        }
+        inputs.python.push_back(path);
+        for (const char* place : {"compile_commands.json", "build/compile_commands.json"}) {
+            if (!inputs.compileCommands && fs::is_regular_file(fs::path(path) / place))
+                inputs.compileCommands = (fs::path(path) / place).string();
+        }
+        std::vector<std::string> found;
+        std::error_code error;
+        for (auto it = fs::recursive_directory_iterator(
+                 path, fs::directory_options::skip_permission_denied, error);
+             it != fs::recursive_directory_iterator(); it.increment(error)) {
+            if (error) break;
+            if (it->is_directory(error) && skippedDirectory(it->path())) {
+                it.disable_recursion_pending();
+            } else if (it->is_regular_file(error) && isCxxSource(it->path().string())) {
+                found.push_back(it->path().string());
+            }
+        }
+        std::sort(found.begin(), found.end());
+        inputs.cxx.insert(inputs.cxx.end(), found.begin(), found.end());
+    }
+    return inputs;
+}
+
+// The C/C++ files: findings and unparsed files join the Python ones under the one `lint` check;
+// without libclang they are a skipped check of their own.
+void lintCxx(const LintOptions& options, const Inputs& inputs, WorkloadResult& result) {
+    if (inputs.cxx.empty()) return;
+    if (!cxxLintAvailable()) {
+        result.checks.push_back(
+            {"lint-cxx", Status::kSkip,
+             fmt::format("{} not checked: {}", plural(inputs.cxx.size(), "C/C++ file"),
+                         cxxLintUnavailableReason())});
+        return;
+    }
+    CxxLintOptions cxx;
+    cxx.files = inputs.cxx;
+    cxx.compileCommands = options.compileCommands ? options.compileCommands : inputs.compileCommands;
+    cxx.flags = options.cxxFlags;
+    cxx.includeDirs = options.includeDirs;
+    CxxLintResult lint = lintCxxFiles(cxx);
+    for (auto& finding : lint.findings)
+        result.findings.push_back(std::move(finding));
+    result.details["files"] = result.details.value("files", size_t{0}) + lint.files;
+    for (auto& entry : lint.unparsed)
+        result.details["unparsed"].push_back(std::move(entry));
+    result.details["cxx"] = {{"files", lint.files}, {"compile_commands", lint.compileCommands}};
+}
+
 } // namespace
 
 Report runLint(const LintOptions& options) {
@@ -94,6 +168,9 @@ Report runLint(const LintOptions& options) {
     }
     python::Environment env =
         python::queryEnvironment(options.python.value_or(python::buildPythonExecutable()));
+    Inputs inputs = splitInputs(paths);
+    if (options.compileCommands && !std::filesystem::exists(*options.compileCommands))
+        throw UsageError(fmt::format("no such file or directory: {}", *options.compileCommands));
 
     WorkloadResult result;
     result.workload = "lint";
@@ -101,7 +178,10 @@ Report runLint(const LintOptions& options) {
                                                : fmt::format("{} and {} more", options.paths.front(),
                                                              options.paths.size() - 1);
     result.details = {{"files", 0}, {"unparsed", nlohmann::json::array()}};
-    for (auto& chunk : splitForWorkers(paths)) {
+    // Only C/C++ files given: no worker to start.
+    std::vector<std::vector<std::string>> chunks =
+        inputs.python.empty() ? std::vector<std::vector<std::string>>{} : splitForWorkers(inputs.python);
+    for (auto& chunk : chunks) {
         worker::WorkerRequest request;
         request.spec = {{"workload", "lint"},
                         {"subject", result.subject},
@@ -112,13 +192,18 @@ Report runLint(const LintOptions& options) {
         request.forwardOutput = options.forwardOutput;
         merge(result, worker::runInWorker(request));
     }
+    lintCxx(options, inputs, result);
+    std::vector<std::string> rules(std::begin(kLintRules), std::end(kLintRules));
+    if (cxxLintAvailable())
+        rules.insert(rules.end(), std::begin(kCxxLintRules), std::end(kCxxLintRules));
+    result.details["rules"] = rules;
     // A worker that failed leaves files unchecked: the run cannot pass.
     CheckResult check = decide(result);
     if (result.error && check.status == Status::kPass) {
         check.status = Status::kError;
         check.reason = result.error->message;
     }
-    result.checks.push_back(std::move(check));
+    result.checks.insert(result.checks.begin(), std::move(check));
 
     Report report;
     report.command = "lint";

@@ -5,7 +5,8 @@ set -euo pipefail
 
 packages=(cmake g++ make pkg-config
           pybind11-dev libfmt-dev libcli11-dev nlohmann-json3-dev
-          libgtest-dev libgmock-dev)
+          libgtest-dev libgmock-dev
+          libclang-14-dev)
 missing=()
 for package in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")

@@ -10,6 +10,7 @@ run, as `leakgate lint --json TMP --quiet PATH...`, and each file's findings are
 its own expectation lines:
 
     x = inspect.currentframe()  # expect-lint: own-frame-local name=x
+    last_frame = PyEval_GetFrame(); // expect-lint: frame-stored-static name=last_frame
     # expect-lint: frame-stored line=+1 name=self.frame function=Tracker.__init__ column=9
     t, v, tb = sys.exc_info()  # expect-lint: own-frame-local name=v; own-frame-local name=tb
     # expect-lint: none
@@ -22,6 +23,10 @@ expectations on one line. Every expectation must match a finding of its own, and
 no finding that no expectation matches. `none`: the file has no finding; `unparsed`: the file is
 listed in `details.unparsed` and has no finding. A file without an expectation line fails.
 The exit code must be 1 when some file expects a finding and 0 otherwise.
+
+C and C++ fixtures (.c .cc .cpp .cxx .h .hh .hpp .hxx) carry the same lines in `//` or `/* */`
+comments. In a leakgate built without libclang (the report's `lint-cxx` check is skipped) their
+expectations are not checked, and a run of C/C++ fixtures alone is skipped.
 
 Exit status: 0 all expectations hold, 1 a mismatch, 77 skipped (no binary at --leakgate; CTest's
 SKIP_RETURN_CODE). Standard library only; Python 3.10+.
@@ -43,7 +48,8 @@ SKIP = 77
 SCHEMA = "leakgate/1"
 KEYS = ("line", "name", "function", "column")
 
-_DIRECTIVE = re.compile(r"#\s*expect-lint\s*:\s*(.*?)\s*$")
+_DIRECTIVE = re.compile(r"(?:#|//|/\*|^\s*\*)\s*expect-lint\s*:\s*(.*?)\s*(?:\*/)?\s*$")
+CXX_SUFFIXES = (".c", ".cc", ".cpp", ".cxx", ".h", ".hh", ".hpp", ".hxx")
 
 
 class FixtureFormatError(Exception):
@@ -101,7 +107,8 @@ def fixture_files(paths: list[str]) -> list[str]:
         if os.path.isdir(path):
             for root, dirs, names in os.walk(path):
                 dirs.sort()
-                files.extend(os.path.join(root, n) for n in sorted(names) if n.endswith(".py"))
+                files.extend(os.path.join(root, n) for n in sorted(names)
+                             if n.endswith(".py") or n.endswith(CXX_SUFFIXES))
         else:
             files.append(path)
     return [os.path.realpath(f) for f in files]
@@ -160,10 +167,17 @@ def run_rules(rules_path: str, paths: list[str]) -> tuple[int, dict, str]:
     return report["exit_code"], report, ""
 
 
+def cxx_skipped(report: dict | None) -> bool:
+    """Whether this leakgate left C/C++ files unchecked (built without libclang)."""
+    return any(check.get("name") == "lint-cxx" and check.get("status") == "skip"
+               for result in (report or {}).get("results", []) for check in result.get("checks", []))
+
+
 def check(paths: list[str], code: int, report: dict | None, stderr: str) -> list[str]:
     problems = []
     if report is None:
         return [f"no JSON report (exit {code}); stderr:\n{stderr}"]
+    skip_cxx = cxx_skipped(report)
     if report.get("schema") != SCHEMA or report.get("command") != "lint":
         problems.append(f"report has schema {report.get('schema')!r}, command {report.get('command')!r}")
     if report.get("exit_code") != code:
@@ -171,6 +185,8 @@ def check(paths: list[str], code: int, report: dict | None, stderr: str) -> list
     findings, unparsed = flatten(report)
     expect_findings = False
     for path in fixture_files(paths):
+        if skip_cxx and path.endswith(CXX_SUFFIXES):
+            continue
         try:
             expectations = parse_expectations(path)
         except FixtureFormatError as error:
@@ -220,6 +236,9 @@ def main(argv: list[str]) -> int:
     else:
         code, report, stderr = run_rules(args.rules, args.paths)
     problems = check(args.paths, code, report, stderr)
+    if cxx_skipped(report) and all(f.endswith(CXX_SUFFIXES) for f in fixture_files(args.paths)):
+        print("skip: this leakgate was built without libclang")
+        return SKIP
     findings, _ = flatten(report or {})
     if problems:
         print(f"FAIL: {len(problems)} problem(s)")

@@ -1,0 +1,147 @@
+// libclang's C API (clang-c/Index.h) for C++: a guard for every paired call, copy and move
+// deleted, and the few cursor helpers the C/C++ lint needs. Only lib/lint_cxx.cpp includes this,
+// and only in builds with libclang (LEAKGATE_WITH_LIBCLANG).
+#pragma once
+
+#include "lib/errors.h"
+
+#include <clang-c/CXCompilationDatabase.h>
+#include <clang-c/Index.h>
+
+#include <string>
+#include <vector>
+
+namespace leakgate::clang {
+
+// Takes a CXString and disposes of it.
+inline std::string takeString(CXString text) {
+    const char* chars = clang_getCString(text);
+    std::string out = chars ? chars : "";
+    clang_disposeString(text);
+    return out;
+}
+
+// clang_createIndex / clang_disposeIndex. Diagnostics are not printed: they are read back and
+// reported per file.
+class IndexGuard {
+  public:
+    IndexGuard()
+        : index_(clang_createIndex(/*excludeDeclarationsFromPCH=*/0, /*displayDiagnostics=*/0)) {
+        if (!index_) throw EnvironmentError("libclang: clang_createIndex failed");
+    }
+    ~IndexGuard() { clang_disposeIndex(index_); }
+    IndexGuard(const IndexGuard&) = delete;
+    IndexGuard& operator=(const IndexGuard&) = delete;
+    IndexGuard(IndexGuard&&) = delete;
+    IndexGuard& operator=(IndexGuard&&) = delete;
+
+    CXIndex get() const { return index_; }
+
+  private:
+    CXIndex index_;
+};
+
+// A parsed translation unit; null when parsing failed outright (the error code says why).
+class TranslationUnitGuard {
+  public:
+    explicit TranslationUnitGuard(CXTranslationUnit unit) : unit_(unit) {}
+    ~TranslationUnitGuard() {
+        if (unit_) clang_disposeTranslationUnit(unit_);
+    }
+    TranslationUnitGuard(const TranslationUnitGuard&) = delete;
+    TranslationUnitGuard& operator=(const TranslationUnitGuard&) = delete;
+    TranslationUnitGuard(TranslationUnitGuard&&) = delete;
+    TranslationUnitGuard& operator=(TranslationUnitGuard&&) = delete;
+
+    CXTranslationUnit get() const { return unit_; }
+
+  private:
+    CXTranslationUnit unit_;
+};
+
+// clang_CompilationDatabase_fromDirectory / clang_CompilationDatabase_dispose.
+class CompilationDatabaseGuard {
+  public:
+    explicit CompilationDatabaseGuard(const std::string& directory) {
+        CXCompilationDatabase_Error error = CXCompilationDatabase_NoError;
+        database_ = clang_CompilationDatabase_fromDirectory(directory.c_str(), &error);
+        if (error != CXCompilationDatabase_NoError || !database_) {
+            throw UsageError("cannot load " + directory + "/compile_commands.json");
+        }
+    }
+    ~CompilationDatabaseGuard() { clang_CompilationDatabase_dispose(database_); }
+    CompilationDatabaseGuard(const CompilationDatabaseGuard&) = delete;
+    CompilationDatabaseGuard& operator=(const CompilationDatabaseGuard&) = delete;
+    CompilationDatabaseGuard(CompilationDatabaseGuard&&) = delete;
+    CompilationDatabaseGuard& operator=(CompilationDatabaseGuard&&) = delete;
+
+    CXCompilationDatabase get() const { return database_; }
+
+  private:
+    CXCompilationDatabase database_ = nullptr;
+};
+
+// A CXCompileCommands list, from clang_CompilationDatabase_getCompileCommands or ...AllCompileCommands.
+class CompileCommandsGuard {
+  public:
+    explicit CompileCommandsGuard(CXCompileCommands commands) : commands_(commands) {}
+    ~CompileCommandsGuard() {
+        if (commands_) clang_CompileCommands_dispose(commands_);
+    }
+    CompileCommandsGuard(const CompileCommandsGuard&) = delete;
+    CompileCommandsGuard& operator=(const CompileCommandsGuard&) = delete;
+    CompileCommandsGuard(CompileCommandsGuard&&) = delete;
+    CompileCommandsGuard& operator=(CompileCommandsGuard&&) = delete;
+
+    unsigned size() const { return commands_ ? clang_CompileCommands_getSize(commands_) : 0; }
+    CXCompileCommand at(unsigned index) const {
+        return clang_CompileCommands_getCommand(commands_, index);
+    }
+
+  private:
+    CXCompileCommands commands_;
+};
+
+// clang_tokenize / clang_disposeTokens, read out as spellings.
+inline std::vector<std::string> tokenSpellings(CXTranslationUnit unit, CXSourceRange range) {
+    CXToken* tokens = nullptr;
+    unsigned count = 0;
+    clang_tokenize(unit, range, &tokens, &count);
+    std::vector<std::string> out;
+    out.reserve(count);
+    for (unsigned i = 0; i < count; ++i)
+        out.push_back(takeString(clang_getTokenSpelling(unit, tokens[i])));
+    if (tokens) clang_disposeTokens(unit, tokens, count);
+    return out;
+}
+
+// A cursor's direct children, in source order.
+inline std::vector<CXCursor> children(CXCursor cursor) {
+    std::vector<CXCursor> out;
+    clang_visitChildren(
+        cursor,
+        [](CXCursor child, CXCursor, CXClientData data) {
+            static_cast<std::vector<CXCursor>*>(data)->push_back(child);
+            return CXChildVisit_Continue;
+        },
+        &out);
+    return out;
+}
+
+// Where a cursor is, as a person reads it: the expansion location, so code a macro produced is
+// placed at the macro's use.
+struct Location {
+    std::string file;
+    unsigned line = 0;
+    unsigned column = 0;
+};
+
+inline Location location(CXCursor cursor) {
+    CXFile file = nullptr;
+    Location out;
+    clang_getExpansionLocation(clang_getCursorLocation(cursor), &file, &out.line, &out.column, nullptr);
+    if (file) out.file = takeString(clang_getFileName(file));
+    return out;
+}
+
+} // namespace leakgate::clang

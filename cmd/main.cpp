@@ -260,6 +260,7 @@ int run(int argc, char** argv) {
     }
     gate.timeout = std::chrono::seconds(timeoutSeconds);
     gate.sentinelBytes = sentinelMiB << 20;
+    gate.deviceSentinelBytes = deviceSentinelMiB << 20;
     gate.forwardOutput = !output.quiet;
     return emit(runGate(gate), output);
 }
@@ -269,7 +270,6 @@ int run(int argc, char** argv) {
 int main(int argc, char** argv) {
     if (argc == 3 && std::string(argv[1]) == worker::kWorkerMode) {
         try {
-    gate.deviceSentinelBytes = deviceSentinelMiB << 20;
             return worker::workerMain(argv[2]);
         } catch (const std::exception& error) {
             std::fprintf(stderr, "leakgate worker: %s\n", error.what());

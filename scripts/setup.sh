@@ -5,7 +5,7 @@ set -euo pipefail
 
 packages=(cmake g++ make pkg-config
           pybind11-dev libfmt-dev libcli11-dev nlohmann-json3-dev
-          libgtest-dev libgmock-dev
+          libgtest-dev libgmock-dev libbenchmark-dev
           libclang-14-dev)
 missing=()
 for package in "${packages[@]}"; do

@@ -9,6 +9,7 @@
 #include <deque>
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <unordered_map>
 
 namespace leakgate::scanner {
@@ -23,7 +24,7 @@ std::string baseName(const std::string& file) {
     return std::filesystem::path(file).filename().string();
 }
 
-std::int64_t sizeOf(PyObject* object) {
+std::int64_t getsizeof(PyObject* object) {
     static PyObject* getsizeof = PySys_GetObject("getsizeof"); // Borrowed reference
     if (getsizeof) {
         OwnedRef size = own(PyObject_CallOneArg(getsizeof, object));
@@ -35,6 +36,91 @@ std::int64_t sizeOf(PyObject* object) {
     }
     return Py_TYPE(object)->tp_basicsize;
 }
+
+// sys.getsizeof without a Python call per object. sys.getsizeof is the type's __sizeof__ plus
+// what the collector keeps in front of the object (the GC header; from 3.12 also the pre-header
+// of managed dicts and weakrefs): per type, the C function behind __sizeof__ is called directly
+// (object.__sizeof__ is computed inline) and the constant in front is learnt from one real
+// sys.getsizeof call on the first object of the type. Types whose GC-ness varies per object
+// (tp_is_gc: type objects) or whose __sizeof__ is written in Python take the slow call.
+// Types can die during a scan's lifetime no more than their objects can: the graph keeps every
+// object, hence every type, alive, so one table per footprint is safe.
+class ObjectSizes {
+  public:
+    std::int64_t operator()(PyObject* object) {
+        PyTypeObject* type = Py_TYPE(object);
+        if (type != lastType_) {
+            auto [entry, added] = rules_.try_emplace(type);
+            if (added) entry->second = learn(object);
+            lastType_ = type;
+            lastRule_ = entry->second;
+        }
+        switch (lastRule_.kind) {
+        case Rule::kBasic:
+            return lastRule_.extra + basicSize(object);
+        case Rule::kMethod:
+            if (auto size = callSizeof(lastRule_.method, object)) return lastRule_.extra + *size;
+            return getsizeof(object);
+        case Rule::kCall:
+            break;
+        }
+        return getsizeof(object);
+    }
+
+  private:
+    struct Rule {
+        enum Kind { kCall, kBasic, kMethod } kind = kCall;
+        PyCFunction method = nullptr;
+        std::int64_t extra = 0;
+    };
+
+    // object.__sizeof__: the fixed part plus the items.
+    static std::int64_t basicSize(PyObject* object) {
+        PyTypeObject* type = Py_TYPE(object);
+        std::int64_t size = type->tp_basicsize;
+        if (type->tp_itemsize > 0) size += Py_SIZE(object) * type->tp_itemsize;
+        return size;
+    }
+
+    static std::optional<std::int64_t> callSizeof(PyCFunction method, PyObject* object) {
+        OwnedRef size = own(method(object, nullptr));
+        if (size) {
+            long long value = PyLong_AsLongLong(size.get());
+            if (!PyErr_Occurred()) return value;
+        }
+        PyErr_Clear();
+        return std::nullopt;
+    }
+
+    static Rule learn(PyObject* object) {
+        PyTypeObject* type = Py_TYPE(object);
+        if (type->tp_is_gc != nullptr) return {};
+        OwnedRef method = own(PyObject_GetAttrString(reinterpret_cast<PyObject*>(type), "__sizeof__"));
+        if (!method || !Py_IS_TYPE(method.get(), &PyMethodDescr_Type)) {
+            PyErr_Clear();
+            return {};
+        }
+        PyMethodDef* definition = reinterpret_cast<PyMethodDescrObject*>(method.get())->d_method;
+        if ((definition->ml_flags & (METH_NOARGS | METH_VARARGS | METH_KEYWORDS | METH_FASTCALL |
+                                     METH_O | METH_METHOD)) != METH_NOARGS) {
+            return {};
+        }
+        auto sizeofValue = callSizeof(definition->ml_meth, object);
+        if (!sizeofValue) return {};
+        std::int64_t extra = getsizeof(object) - *sizeofValue;
+        // New reference, kept for the process: object's own descriptor.
+        static PyObject* objectSizeof =
+            PyObject_GetAttrString(reinterpret_cast<PyObject*>(&PyBaseObject_Type), "__sizeof__");
+        if (method.get() == objectSizeof && basicSize(object) == *sizeofValue) {
+            return {Rule::kBasic, nullptr, extra};
+        }
+        return {Rule::kMethod, definition->ml_meth, extra};
+    }
+
+    std::unordered_map<PyTypeObject*, Rule> rules_;
+    PyTypeObject* lastType_ = nullptr;
+    Rule lastRule_;
+};
 
 int frameDepth(PyObject* frame) {
     int depth = 0;
@@ -146,9 +232,15 @@ std::optional<Culprit> findCulprit(const ObjectGraph& graph, const Components& c
         if (PyFrame_Check(object) && !isHarnessFrame(object)) frames.push_back(node);
     }
     if (frames.empty()) return std::nullopt;
-    std::stable_sort(frames.begin(), frames.end(), [&](NodeId a, NodeId b) {
-        return frameDepth(graph.object(a)) > frameDepth(graph.object(b));
-    });
+    if (frames.size() > 1) {
+        std::vector<std::pair<int, NodeId>> byDepth;
+        for (NodeId frame : frames)
+            byDepth.emplace_back(frameDepth(graph.object(frame)), frame);
+        std::stable_sort(byDepth.begin(), byDepth.end(),
+                         [](const auto& a, const auto& b) { return a.first > b.first; });
+        for (size_t i = 0; i < frames.size(); ++i)
+            frames[i] = byDepth[i].second;
+    }
     for (NodeId frame : frames) { // innermost first
         for (NodeId next : graph.successors(frame)) {
             if (components.of(next) != component) continue;
@@ -214,20 +306,17 @@ Footprint footprint(const ObjectGraph& graph, std::span<const NodeId> sources,
             stack.push_back(source);
         }
     }
-    struct LeafCount {
-        Py_ssize_t refcount;
-        Py_ssize_t seen;
-    };
-    std::unordered_map<PyObject*, LeafCount> leafReferences;
+    // Every reference to untracked data from the walked nodes, sorted afterwards so that the
+    // references to one leaf are counted side by side (no map, no allocation per leaf).
+    std::vector<ObjectGraph::Leaf> leafReferences;
+    ObjectSizes sizeOf;
     while (!stack.empty()) {
         NodeId node = stack.back();
         stack.pop_back();
         ++total.objects;
         total.bytes += sizeOf(graph.object(node));
-        for (const auto& leaf : graph.untrackedReferents(node)) {
-            auto [entry, added] = leafReferences.try_emplace(leaf.object, LeafCount{leaf.refcount, 0});
-            ++entry->second.seen;
-        }
+        auto leaves = graph.untrackedReferents(node);
+        leafReferences.insert(leafReferences.end(), leaves.begin(), leaves.end());
         for (NodeId next : graph.successors(node)) {
             if (seen[next] || (excluded && (*excluded)[next])) continue;
             seen[next] = true;
@@ -236,10 +325,21 @@ Footprint footprint(const ObjectGraph& graph, std::span<const NodeId> sources,
     }
     // Untracked data (a big bytes or bytearray local) goes with the objects only when every
     // reference to it comes from them.
-    for (const auto& [leaf, count] : leafReferences) {
-        if (python::isImmortal(leaf) || count.refcount > count.seen) continue;
-        ++total.objects;
-        total.bytes += sizeOf(leaf);
+    std::sort(
+        leafReferences.begin(), leafReferences.end(),
+        [](const ObjectGraph::Leaf& a, const ObjectGraph::Leaf& b) { return a.object < b.object; });
+    for (size_t first = 0; first < leafReferences.size();) {
+        size_t last = first;
+        while (last < leafReferences.size() &&
+               leafReferences[last].object == leafReferences[first].object)
+            ++last;
+        const ObjectGraph::Leaf& leaf = leafReferences[first];
+        auto seen = static_cast<Py_ssize_t>(last - first);
+        if (!python::isImmortal(leaf.object) && leaf.refcount <= seen) {
+            ++total.objects;
+            total.bytes += sizeOf(leaf.object);
+        }
+        first = last;
     }
     return total;
 }
@@ -316,13 +416,14 @@ FrameCycles explainFrameCycles(const ObjectGraph& garbage, const Components& com
         PyObject* frame = garbage.object(culprit->frame);
         Finding finding;
         finding.kind = "frame-cycle";
-        setPinnedChain(finding, frame);
         finding.path = labelPath(garbage, culprit->cycle);
         finding.locals = namesOnPath(finding.path);
         OwnedRef code = python::frameCode(reinterpret_cast<PyFrameObject*>(frame));
         auto key = std::make_pair(code.get(), fmt::format("{}", fmt::join(finding.locals, ",")));
         Group& group = groups[key];
         if (group.occurrences++ == 0) {
+            // The first cycle of a group is the one the report shows: only it needs its chain.
+            setPinnedChain(finding, frame);
             group.finding = std::move(finding);
             group.throughOwnLocals = culprit->throughOwnLocals;
         }
@@ -338,7 +439,8 @@ FrameCycles explainFrameCycles(const ObjectGraph& garbage, const Components& com
     std::vector<Finding>& findings = result.findings;
     for (auto& [key, group] : groups) {
         Finding& finding = group.finding;
-        Footprint pinned = footprint(garbage, group.members);
+        // One group pins exactly what all of them pin: walk the graph once.
+        Footprint pinned = groups.size() == 1 ? result.total : footprint(garbage, group.members);
         finding.objects = pinned.objects;
         finding.bytes = pinned.bytes;
         finding.summary = describeCycle(finding, group.throughOwnLocals);

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <filesystem>
+#include <string_view>
 
 namespace leakgate::scanner {
 namespace {
@@ -239,7 +240,12 @@ FrameInfo frameInfo(PyObject* frame) {
 }
 
 bool isHarnessFrame(PyObject* frame) {
-    return frameInfo(frame).file.starts_with("<leakgate");
+    // Called for every frame of every cycle: the file name only, no line number, no copy.
+    OwnedRef code = python::frameCode(reinterpret_cast<PyFrameObject*>(frame));
+    PyObject* file = reinterpret_cast<PyCodeObject*>(code.get())->co_filename; // Borrowed reference
+    const char* text = file && PyUnicode_Check(file) ? PyUnicode_AsUTF8(file) : nullptr;
+    if (!text) PyErr_Clear();
+    return text && std::string_view(text).starts_with("<leakgate");
 }
 
 std::string freeVariableName(PyObject* function, Py_ssize_t index) {

@@ -38,8 +38,8 @@ class ObjectGraph {
     std::span<const Leaf> untrackedReferents(NodeId node) const {
         return {leaves_.data() + leafOffsets_[node], leaves_.data() + leafOffsets_[node + 1]};
     }
-    // How many references to the node come from nodes of the graph.
-    std::uint32_t inDegree(NodeId node) const { return inDegree_[node]; }
+    // How many references to the node come from nodes of the graph (counted on first use).
+    std::uint32_t inDegree(NodeId node) const;
     size_t edgeCount() const { return edges_.size(); }
 
     // The reversed edges, built on demand (retention paths walk back from a frame to a root).
@@ -66,7 +66,7 @@ class ObjectGraph {
     std::vector<NodeId> edges_;
     std::vector<std::uint32_t> leafOffsets_;
     std::vector<Leaf> leaves_;
-    std::vector<std::uint32_t> inDegree_;
+    mutable std::vector<std::uint32_t> inDegree_; // filled by the first inDegree()
 
     friend struct GraphBuilder;
 };

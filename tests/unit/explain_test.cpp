@@ -109,5 +109,42 @@ TEST(ExplainFrameCycles, GivenAClosureOverItsOwnFrameThenTheCellIsNamed) {
     EXPECT_FALSE(findings[0].locals.empty());
 }
 
+TEST(Footprint, GivenObjectsOfManyKindsThenEachCountsAtItsSysGetsizeof) {
+    // GIVEN tracked objects whose sizes come from different rules (object's own __sizeof__, a C
+    // __sizeof__, one written in Python, a type object, a frame), whose untracked referents are
+    // all held from elsewhere too (so no leaf belongs to them alone)
+    py::dict scope =
+        testing::runPython("import sys\n"
+                           "name = 'shared ' * 3\n"
+                           "class Point:\n"
+                           "    pass\n"
+                           "class Sized:\n"
+                           "    def __sizeof__(self):\n"
+                           "        return 1000\n"
+                           "def here():\n"
+                           "    local = name\n"
+                           "    return sys._getframe()\n"
+                           "point = Point()\n"
+                           "point.x = name\n"
+                           "objects = [point, {name: point}, [name] * 100, (Sized(), point),\n"
+                           "           type('Kind', (), {}), here(), {point}]\n");
+    std::vector<PyObject*> pointers;
+    for (py::handle object : py::list(scope["objects"]))
+        pointers.push_back(object.ptr());
+    ObjectGraph graph = ObjectGraph::build(pointers);
+    std::vector<NodeId> all;
+    for (NodeId node = 0; node < graph.size(); ++node)
+        all.push_back(node);
+    // WHEN the footprint of all of them is taken
+    Footprint total = footprint(graph, all);
+    // THEN the bytes are the sum of sys.getsizeof over them, object for object
+    py::object getsizeof = py::module_::import("sys").attr("getsizeof");
+    std::int64_t expected = 0;
+    for (PyObject* object : pointers)
+        expected += getsizeof(py::handle(object)).cast<std::int64_t>();
+    EXPECT_EQ(total.objects, static_cast<std::int64_t>(pointers.size()));
+    EXPECT_EQ(total.bytes, expected);
+}
+
 } // namespace
 } // namespace leakgate::scanner

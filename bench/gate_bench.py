@@ -1,0 +1,102 @@
+#!/usr/bin/env python3
+"""Benchmark P3 (docs/performance.md): the whole gate on bundled targets against a bare worker
+that only imports the target.
+
+    python3 bench/gate_bench.py --leakgate build/leakgate [--repeat 3]
+
+For each target: the bare worker (`leakgate scan` of a script whose only statement imports the
+target: one worker, the embedded interpreter, the import, the result pipe) and the gate, best of
+--repeat, each as a ratio to the bare worker. The gate runs with a fixed soak of 2,000 steps and
+20,000 distinct values (the defaults, 30 s of soak per target and 10**6 values, are budgets of
+the measurement itself, not overhead; their cost is given once, separately). The gate's JSON
+says how long each worker measured; what is left of the wall time is the workers' start-up,
+imports and serialisation, shown per worker against the bare worker.
+
+Standard library only; run it with the Python leakgate was built for.
+"""
+
+import argparse
+import glob
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+SMALL = ["--soak-steps", "2000", "--distinct-values", "20000"]
+
+
+def timed(command, repeat):
+    best = float("inf")
+    for _ in range(repeat):
+        started = time.perf_counter()
+        subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
+        best = min(best, time.perf_counter() - started)
+    return best
+
+
+def gate(leakgate, target, extra, repeat):
+    """Best wall time, and (workers, seconds measured inside them) of the best run."""
+    best = (float("inf"), 0, 0.0)
+    with tempfile.TemporaryDirectory() as scratch:
+        out = os.path.join(scratch, "gate.json")
+        command = [leakgate, "gate", "--target", target, "--quiet", "--no-color", "--json", out] + extra
+        for _ in range(repeat):
+            started = time.perf_counter()
+            subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
+            wall = time.perf_counter() - started
+            results = json.load(open(out))["results"]
+            if wall < best[0]:
+                best = (wall, len(results), sum(result.get("seconds", 0.0) for result in results))
+    shown = [arg if arg != out else "OUT.json" for arg in command]
+    return shown, best
+
+
+def bare_script(scratch, target):
+    script = os.path.join(scratch, "import_only.py")
+    with open(script, "w") as out:
+        if target == "reference":
+            out.write(f"import sys\nsys.path.insert(0, {os.path.join(ROOT, 'lib', 'reference')!r})\n"
+                      "import leakgate_reference\n")
+        else:
+            out.write("import importlib.util\n"
+                      f"spec = importlib.util.spec_from_file_location('target', {target!r})\n"
+                      "spec.loader.exec_module(importlib.util.module_from_spec(spec))\n")
+    return script
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--leakgate", default=os.path.join(ROOT, "build", "leakgate"))
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--full", action="store_true", help="also the reference gate with its default budgets")
+    args = parser.parse_args()
+    targets = ["reference"] + sorted(glob.glob(os.path.join(ROOT, "fixtures", "targets", "*.py")))
+    print(f"# P3 whole gate: CPython {sys.version.split()[0]}, {os.cpu_count()} cores, best of {args.repeat}")
+    with tempfile.TemporaryDirectory() as scratch:
+        python = sys.executable
+        floor = timed([python, "-c", "pass"], args.repeat)
+        print(f"$ {python} -c pass   {floor * 1e3:.0f} ms (a plain interpreter start)")
+        for target in targets:
+            name = os.path.basename(target)
+            script = bare_script(scratch, target)
+            bare_command = [args.leakgate, "scan", "--quiet", "--no-color", "--", script]
+            bare = timed(bare_command, args.repeat)
+            command, (wall, workers, measured) = gate(args.leakgate, target, SMALL, args.repeat)
+            overhead = (wall - measured) / max(1, workers)
+            print(f"$ {' '.join(command)}")
+            print(f"  {name:<24} gate {wall:6.2f} s = {wall / bare:5.1f}x the bare worker ({bare * 1e3:.0f} ms: "
+                  f"`leakgate scan` of `import` only); {workers} workers measured {measured:.2f} s; "
+                  f"the rest, {overhead * 1e3:.0f} ms per worker = {overhead / bare:.2f}x a bare worker")
+        if args.full:
+            command, (wall, workers, measured) = gate(args.leakgate, "reference", [], 1)
+            print(f"$ {' '.join(command)}")
+            print(f"  reference with the default budgets: {wall:.1f} s, {measured:.1f} s of it measuring")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -12,34 +12,57 @@ namespace {
 struct Domain {
     PyMemAllocatorDomain id;
     PyMemAllocatorEx original;
+    // RAW is called without the GIL, so its counts are atomic. MEM and OBJ must be called with
+    // the GIL held (CPython's rule for those domains), which serialises them: plain counters,
+    // no locked instruction per call (P4 in docs/performance.md). A free-threaded build has no
+    // GIL: everything atomic there.
+    bool needsAtomic;
 };
-Domain g_domains[] = {{PYMEM_DOMAIN_RAW, {}}, {PYMEM_DOMAIN_MEM, {}}, {PYMEM_DOMAIN_OBJ, {}}};
+#ifdef Py_GIL_DISABLED
+constexpr bool kGilSerialises = false;
+#else
+constexpr bool kGilSerialises = true;
+#endif
+Domain g_domains[] = {{PYMEM_DOMAIN_RAW, {}, true},
+                      {PYMEM_DOMAIN_MEM, {}, !kGilSerialises},
+                      {PYMEM_DOMAIN_OBJ, {}, !kGilSerialises}};
 
 std::atomic<bool> g_installed{false};
 std::atomic<bool> g_counting{false};
-std::atomic<std::uint64_t> g_allocations{0};
+std::atomic<std::uint64_t> g_allocations{0}; // RAW (and everything without a GIL)
 std::atomic<std::uint64_t> g_frees{0};
+std::uint64_t g_gilAllocations = 0; // MEM and OBJ, under the GIL
+std::uint64_t g_gilFrees = 0;
 
-void countAllocation() {
-    if (g_counting.load(std::memory_order_relaxed))
+void countAllocation(const Domain* domain) {
+    if (!g_counting.load(std::memory_order_relaxed)) return;
+    if (domain->needsAtomic) {
         g_allocations.fetch_add(1, std::memory_order_relaxed);
+    } else {
+        ++g_gilAllocations;
+    }
 }
 
-void countFree() {
-    if (g_counting.load(std::memory_order_relaxed)) g_frees.fetch_add(1, std::memory_order_relaxed);
+void countFree(const Domain* domain) {
+    if (!g_counting.load(std::memory_order_relaxed)) return;
+    if (domain->needsAtomic) {
+        g_frees.fetch_add(1, std::memory_order_relaxed);
+    } else {
+        ++g_gilFrees;
+    }
 }
 
 void* countingMalloc(void* context, size_t size) {
     auto* domain = static_cast<Domain*>(context);
     void* block = domain->original.malloc(domain->original.ctx, size);
-    if (block) countAllocation();
+    if (block) countAllocation(domain);
     return block;
 }
 
 void* countingCalloc(void* context, size_t count, size_t size) {
     auto* domain = static_cast<Domain*>(context);
     void* block = domain->original.calloc(domain->original.ctx, count, size);
-    if (block) countAllocation();
+    if (block) countAllocation(domain);
     return block;
 }
 
@@ -49,8 +72,8 @@ void* countingRealloc(void* context, void* old, size_t size) {
     if (block) {
         // A realloc is an allocation (MEASURES.md); when it had a block, that block is gone, so
         // it is a free too and net blocks do not move.
-        countAllocation();
-        if (old) countFree();
+        countAllocation(domain);
+        if (old) countFree(domain);
     }
     return block;
 }
@@ -58,7 +81,7 @@ void* countingRealloc(void* context, void* old, size_t size) {
 void countingFree(void* context, void* block) {
     auto* domain = static_cast<Domain*>(context);
     domain->original.free(domain->original.ctx, block);
-    if (block) countFree();
+    if (block) countFree(domain);
 }
 
 } // namespace
@@ -82,12 +105,16 @@ void AllocationCounter::start() {
     LEAKGATE_CHECK(!g_counting.load());
     g_allocations.store(0, std::memory_order_relaxed);
     g_frees.store(0, std::memory_order_relaxed);
+    g_gilAllocations = 0;
+    g_gilFrees = 0;
     g_counting.store(true, std::memory_order_release);
 }
 
 AllocationCounts AllocationCounter::stop() {
     g_counting.store(false, std::memory_order_release);
-    return {g_allocations.load(std::memory_order_relaxed), g_frees.load(std::memory_order_relaxed)};
+    // Called with the GIL held, like start(): the MEM and OBJ counts are ours to read.
+    return {g_allocations.load(std::memory_order_relaxed) + g_gilAllocations,
+            g_frees.load(std::memory_order_relaxed) + g_gilFrees};
 }
 
 std::optional<AllocationCounts> AllocationCounter::countCalls(PyObject* callable, std::int64_t calls) {

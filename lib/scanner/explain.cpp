@@ -50,10 +50,12 @@ class ObjectSizes {
     std::int64_t operator()(PyObject* object) {
         PyTypeObject* type = Py_TYPE(object);
         if (type != lastType_) {
-            auto [entry, added] = rules_.try_emplace(type);
-            if (added) entry->second = learn(object);
+            // A scan meets a handful of types: a flat table beats hashing.
+            auto known = std::find_if(rules_.begin(), rules_.end(),
+                                      [&](const auto& entry) { return entry.first == type; });
+            if (known == rules_.end()) known = rules_.insert(rules_.end(), {type, learn(object)});
             lastType_ = type;
-            lastRule_ = entry->second;
+            lastRule_ = known->second;
         }
         switch (lastRule_.kind) {
         case Rule::kBasic:
@@ -117,7 +119,7 @@ class ObjectSizes {
         return {Rule::kMethod, definition->ml_meth, extra};
     }
 
-    std::unordered_map<PyTypeObject*, Rule> rules_;
+    std::vector<std::pair<PyTypeObject*, Rule>> rules_;
     PyTypeObject* lastType_ = nullptr;
     Rule lastRule_;
 };
@@ -147,12 +149,14 @@ void setPinnedChain(Finding& finding, PyObject* culprit) {
 
 // Labels the node path [n0 .. nk], merging the steps a person reads as one: a closure cell
 // reached through `__closure__`, an attribute reached through `__dict__`.
-std::vector<PathStep> labelPath(const ObjectGraph& graph, const std::vector<NodeId>& nodes) {
+// `first`, when given, is the label of the first edge, already computed by the caller.
+std::vector<PathStep> labelPath(const ObjectGraph& graph, const std::vector<NodeId>& nodes,
+                                std::optional<EdgeLabel> first = std::nullopt) {
     std::vector<PathStep> steps;
     for (size_t i = 0; i + 1 < nodes.size(); ++i) {
         PyObject* from = graph.object(nodes[i]);
         PyObject* to = graph.object(nodes[i + 1]);
-        EdgeLabel label = labelEdge(from, to);
+        EdgeLabel label = i == 0 && first ? std::move(*first) : labelEdge(from, to);
         if (label.kind == "__closure__" && i + 2 < nodes.size()) {
             EdgeLabel index = labelEdge(to, graph.object(nodes[i + 2]));
             if (index.kind == "index") {
@@ -194,6 +198,7 @@ std::vector<std::string> namesOnPath(const std::vector<PathStep>& steps) {
 // Shortest path from `start` to `goal` inside one component, as nodes from `from` to `goal`.
 std::vector<NodeId> pathWithin(const ObjectGraph& graph, const Components& components, NodeId from,
                                NodeId start, NodeId goal) {
+    if (start == goal) return {from, goal}; // a reference to itself: no search
     ComponentId component = components.of(goal);
     std::unordered_map<NodeId, NodeId> parent{{start, start}};
     std::deque<NodeId> queue{start};
@@ -221,6 +226,7 @@ struct Culprit {
     NodeId frame;
     std::vector<NodeId> cycle; // frame .. frame
     bool throughOwnLocals;
+    std::optional<EdgeLabel> firstLabel; // the cycle's first edge, labelled on the way
 };
 
 // The frame whose own locals or cells lead back to itself; failing that, the innermost frame.
@@ -244,17 +250,17 @@ std::optional<Culprit> findCulprit(const ObjectGraph& graph, const Components& c
     for (NodeId frame : frames) { // innermost first
         for (NodeId next : graph.successors(frame)) {
             if (components.of(next) != component) continue;
-            std::string kind = labelEdge(graph.object(frame), graph.object(next)).kind;
-            if (kind != "local" && kind != "cell" && kind != "f_locals") continue;
+            EdgeLabel label = labelEdge(graph.object(frame), graph.object(next));
+            if (label.kind != "local" && label.kind != "cell" && label.kind != "f_locals") continue;
             auto cycle = pathWithin(graph, components, frame, next, frame);
-            if (!cycle.empty()) return Culprit{frame, std::move(cycle), true};
+            if (!cycle.empty()) return Culprit{frame, std::move(cycle), true, std::move(label)};
         }
     }
     NodeId innermost = frames.front();
     for (NodeId next : graph.successors(innermost)) {
         if (components.of(next) != component) continue;
         auto cycle = pathWithin(graph, components, innermost, next, innermost);
-        if (!cycle.empty()) return Culprit{innermost, std::move(cycle), false};
+        if (!cycle.empty()) return Culprit{innermost, std::move(cycle), false, std::nullopt};
     }
     return std::nullopt;
 }
@@ -315,8 +321,15 @@ Footprint footprint(const ObjectGraph& graph, std::span<const NodeId> sources,
         stack.pop_back();
         ++total.objects;
         total.bytes += sizeOf(graph.object(node));
-        auto leaves = graph.untrackedReferents(node);
-        leafReferences.insert(leafReferences.end(), leaves.begin(), leaves.end());
+        for (const auto& leaf : graph.untrackedReferents(node)) {
+            // One reference in all, and it is ours: counted now, without the sort.
+            if (leaf.refcount == 1 && !python::isImmortal(leaf.object)) {
+                ++total.objects;
+                total.bytes += sizeOf(leaf.object);
+            } else {
+                leafReferences.push_back(leaf);
+            }
+        }
         for (NodeId next : graph.successors(node)) {
             if (seen[next] || (excluded && (*excluded)[next])) continue;
             seen[next] = true;
@@ -416,7 +429,7 @@ FrameCycles explainFrameCycles(const ObjectGraph& garbage, const Components& com
         PyObject* frame = garbage.object(culprit->frame);
         Finding finding;
         finding.kind = "frame-cycle";
-        finding.path = labelPath(garbage, culprit->cycle);
+        finding.path = labelPath(garbage, culprit->cycle, std::move(culprit->firstLabel));
         finding.locals = namesOnPath(finding.path);
         OwnedRef code = python::frameCode(reinterpret_cast<PyFrameObject*>(frame));
         auto key = std::make_pair(code.get(), fmt::format("{}", fmt::join(finding.locals, ",")));

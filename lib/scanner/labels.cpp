@@ -6,6 +6,7 @@
 
 #include <filesystem>
 #include <string_view>
+#include <unordered_map>
 
 namespace leakgate::scanner {
 namespace {
@@ -13,9 +14,19 @@ namespace {
 using python::own;
 using python::OwnedRef;
 
+// The attribute names the labels read, made once (interned) rather than per lookup: labelling
+// reads several attributes of every frame on a cycle.
+PyObject* attributeName(const char* name) {
+    static std::unordered_map<std::string_view, PyObject*> names; // New references, kept
+    auto [entry, added] = names.try_emplace(name, nullptr);
+    if (added) entry->second = PyUnicode_InternFromString(name);
+    return entry->second;
+}
+
 // New reference or null; never leaves an exception set.
 OwnedRef attribute(PyObject* object, const char* name) {
-    PyObject* value = PyObject_GetAttrString(object, name);
+    PyObject* key = attributeName(name);
+    PyObject* value = key ? PyObject_GetAttr(object, key) : nullptr;
     if (!value) PyErr_Clear();
     return own(value);
 }

@@ -88,7 +88,7 @@ def gate(leakgate, target, checks, calls, runs):
                    "--launch-runs", str(runs), "--json", out.name, "--quiet", "--no-color"]
         subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
         report = json.load(open(out.name))
-    return command, report
+    return [arg if arg != out.name else "OUT.json" for arg in command], report
 
 
 def launch_result(report):

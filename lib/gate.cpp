@@ -172,7 +172,8 @@ Report runGate(const GateOptions& options) {
     Budgets budgets = options.budgets.empty() ? defaultBudgets() : loadBudgets(options.budgets);
     python::Environment env =
         python::queryEnvironment(options.python.value_or(python::buildPythonExecutable()));
-    const bool targetIsReference = target.value("module", "") == reference.at("module");
+    const bool targetIsReference =
+        target.value("module", "") == reference.at("module").get<std::string>();
 
     Report report;
     report.command = "gate";

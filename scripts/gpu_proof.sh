@@ -24,9 +24,10 @@ configure=(-S . -B build-gpu -DLEAKGATE_PYTHON="$python" -DLEAKGATE_BUILD_TESTS=
            -DCMAKE_BUILD_TYPE=RelWithDebInfo)
 pybind11_dir=$("$python" -m pybind11 --cmakedir 2>/dev/null) && configure+=(-Dpybind11_DIR="$pybind11_dir")
 [ -d .devicedeps/include ] && configure+=(-DLEAKGATE_HEADER_ONLY_DEPS="$PWD/.devicedeps")
-command -v ninja >/dev/null && configure+=(-G Ninja)
+build=(--build build-gpu -j"$(nproc)")
+command -v ninja >/dev/null && { configure+=(-G Ninja); build+=(-- -k 0); } # every error at once
 step cmake "${configure[@]}"
-step cmake --build build-gpu -j"$(nproc)"
+step cmake "${build[@]}"
 leakgate=build-gpu/leakgate
 [ -x "$leakgate" ] || { echo "no leakgate binary: see the build above" >>"$log"; exit 1; }
 

@@ -19,6 +19,7 @@ step nvidia-smi --query-gpu=name,driver_version,memory.total,memory.used --forma
 step "$python" -c 'import sys, pybind11; print(sys.version); print("pybind11", pybind11.__version__)'
 step "$python" -c 'import torch; print("torch", torch.__version__, "cuda", torch.cuda.is_available())'
 step nvcc --version
+step bash -c 'readlink -f "$(command -v nvcc)"; ls /usr/local/cuda/include/cuda.h "$(dirname "$(readlink -f "$(command -v nvcc)")")"/../include/cuda.h'
 
 configure=(-S . -B build-gpu -DLEAKGATE_PYTHON="$python" -DLEAKGATE_BUILD_TESTS=OFF
            -DCMAKE_BUILD_TYPE=RelWithDebInfo)

@@ -52,6 +52,9 @@ class CudaError : public Error {
     X(cuModuleGetFunction)                                                                              \
     X(cuLaunchKernel)
 
+using ::CUdeviceptr; // so that cuda::CUdeviceptr names the type with or without cuda.h
+using ::CUresult;
+
 // The typed table. Member names go through cuda.h's macros like the calls do, so
 // `api.cuMemAlloc(...)` calls the cuMemAlloc_v2 entry.
 struct DriverApi {

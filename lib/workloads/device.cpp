@@ -56,7 +56,7 @@ const void* pointerAddress(PyObject* pointer) {
 // `calls` launches, each packing with `pack()` (the harness's T(v).__c_pointers__() callable) and
 // launching the echo kernel on the first pointer; counted as one allocation region.
 Run launchRun(const cuda::EchoKernels& kernels, const std::string& typeName, py::handle pack,
-              CUdeviceptr out, std::int64_t calls) {
+              cuda::CUdeviceptr out, std::int64_t calls) {
     probes::AllocationCounter::start();
     for (std::int64_t i = 0; i < calls; ++i) {
         python::OwnedRef pointers = python::own(PyObject_CallNoArgs(pack.ptr()));

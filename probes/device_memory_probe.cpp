@@ -105,9 +105,14 @@ class DeviceMemoryProbe final : public Probe {
                 kMemInfoTolerance;
         details["meminfo_agrees"] = agrees;
         result.details["device_memory"] = details;
+        const std::string torchCache =
+            torchReservedAfterCollection > 0
+                ? fmt::format(", of which torch's caching allocator keeps {} reserved",
+                              humanBytes(torchReservedAfterCollection))
+                : "";
         const std::string crossCheck =
-            fmt::format("cuMemGetInfo: {} more in use after return, {} after collection{}{}",
-                        humanBytes(usedAfterReturn), humanBytes(usedAfterCollection),
+            fmt::format("cuMemGetInfo: {} more in use after return, {} after collection{}{}{}",
+                        humanBytes(usedAfterReturn), humanBytes(usedAfterCollection), torchCache,
                         agrees ? ""
                                : " (disagrees with the accounting: another process, or memory "
                                  "outside leakgate's sentinels)",

@@ -30,6 +30,7 @@ implicitly are not modelled: a `del` that every explicit path reaches makes a lo
 from __future__ import annotations
 
 import ast
+import builtins
 import json
 import os
 import sys
@@ -407,6 +408,25 @@ class Imports:
         return None
 
 
+_BUILTIN_EXCEPTIONS = frozenset(
+    name for name, value in vars(builtins).items()
+    if isinstance(value, type) and issubclass(value, BaseException))
+
+
+def _is_exception_class(node, shadowed):
+    """A value that is an exception class (or None), never an instance: a builtin exception by
+    name (unless `shadowed(name)`: bound in this scope or an enclosing one), `x.__class__`,
+    `type(x)`."""
+    if isinstance(node, ast.Constant) and node.value is None:
+        return True
+    if isinstance(node, ast.Name):
+        return node.id in _BUILTIN_EXCEPTIONS and not shadowed(node.id)
+    if isinstance(node, ast.Attribute):
+        return node.attr == "__class__"
+    return (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+            and node.func.id == "type" and len(node.args) == 1 and not node.keywords)
+
+
 def _constant_int(node):
     if isinstance(node, ast.Constant) and type(node.value) is int:
         return node.value
@@ -580,7 +600,11 @@ class FlowAnalyzer:
         if name == "sys.exception":
             return frozenset({"exception" if self.handler_depth else "other_exception"})
         if isinstance(node.func, ast.Attribute) and node.func.attr == "with_traceback":
-            if "exception" in self.kinds(node.func.value, state):
+            # `e.with_traceback(None)` drops the traceback: the usual way to keep an exception
+            # without its frames.
+            dropped = (len(node.args) == 1 and not node.keywords
+                       and isinstance(node.args[0], ast.Constant) and node.args[0].value is None)
+            if not dropped and "exception" in self.kinds(node.func.value, state):
                 return frozenset({"exception"})
         return frozenset()
 
@@ -839,11 +863,61 @@ class FlowAnalyzer:
         name = node.exc.id if isinstance(node.exc, ast.Name) else None
         if (name is not None and self.scope.kind == "function" and name in self.scope.locals()
                 and name not in self.scope.definitions
-                and not any(b.kind in OWN_KINDS for b in state.get(name, ()))):
+                and not any(b.kind in OWN_KINDS for b in state.get(name, ()))
+                and not self._names_a_class_only(name)):
             state = dict(state)
             state[name] = state.get(name, frozenset()) | {self.binding("raised", node.exc, node.exc)}
         self.exit("raise", state, node)
         return None
+
+    def _shadowed(self, name):
+        scope = self.scope
+        while scope is not None:
+            if scope.kind != "class" and name in scope.bound:
+                return True
+            scope = scope.parent
+        return False
+
+    def _names_a_class_only(self, name):
+        """Whether every binding of local `name` in this function is an exception class (a
+        builtin one by name, `x.__class__`, `type(x)`) or None: `raise name` then raises a new
+        instance that no local names. Flow-insensitive; a parameter or any other binding (for,
+        with, except, unpacking, walrus, augmented) is not known to be a class."""
+        if name in self.scope.params:
+            return False
+        if any(isinstance(node, ast.Nonlocal) and name in node.names
+               for node in ast.walk(self.scope.node)):
+            return False  # a nested function rebinds it
+        found = False
+        pending = list(self.scope.node.body)
+        while pending:
+            node = pending.pop()
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda,
+                                 ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)):
+                if getattr(node, "name", None) == name:
+                    return False
+                continue
+            if isinstance(node, ast.Assign) and any(
+                    isinstance(t, ast.Name) and t.id == name for t in node.targets):
+                if not all(isinstance(t, ast.Name) for t in node.targets):
+                    return False
+                if not _is_exception_class(node.value, self._shadowed):
+                    return False
+                found = True
+            elif isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Store):
+                return False  # any other binding: unpacking, for, with, walrus, augmented
+            elif isinstance(node, ast.ExceptHandler) and node.name == name:
+                return False
+            elif isinstance(node, (ast.Import, ast.ImportFrom)):
+                if any((alias.asname or alias.name.split(".")[0]) == name for alias in node.names):
+                    return False
+            if isinstance(node, ast.Assign):
+                # The targets were judged above; only the value may hold other bindings.
+                pending.append(node.value)
+                pending.extend(t for t in node.targets if not isinstance(t, ast.Name))
+                continue
+            pending.extend(ast.iter_child_nodes(node))
+        return found
 
     def run_Break(self, node, state):
         self.exit("break", state, node)

@@ -203,6 +203,13 @@ Report runLint(const LintOptions& options) {
         check.status = Status::kError;
         check.reason = result.error->message;
     }
+    // Only C/C++ files, and no libclang to read them: nothing was checked, so `lint` cannot pass.
+    if (result.details.value("files", size_t{0}) == 0 && !inputs.cxx.empty() && !cxxLintAvailable() &&
+        check.status == Status::kPass) {
+        check.status = Status::kSkip;
+        check.reason =
+            fmt::format("no file checked: only C/C++ files found, and {}", cxxLintUnavailableReason());
+    }
     result.checks.insert(result.checks.begin(), std::move(check));
 
     Report report;

@@ -100,6 +100,24 @@ bool containsFrameAttributeLiteral(CXCursor root) {
     return !literals.empty();
 }
 
+std::string qualifiedName(CXCursor cursor);
+
+// How a DSL author writes the call that `attr` (an `attr` call) and `call` (its operator()) make:
+// `py::module_::import("inspect").attr("currentframe")()` for pybind11,
+// `nb::module_::import_("sys").attr("_getframe")(...)` for nanobind, whatever the object was
+// spelled as in the source (a module_ kept in a variable, say).
+std::string bindingSpelling(CXCursor attr, CXCursor call, const std::string& literal) {
+    std::string module = literal == "\"currentframe\"" ? "inspect" : "sys";
+    std::string arguments = clang_Cursor_getNumArguments(call) > 1 ? "(...)" : "()";
+    std::string library = qualifiedName(clang_getCursorReferenced(attr));
+    if (library.rfind("pybind11::", 0) == 0 || library.rfind("py::", 0) == 0)
+        return fmt::format("py::module_::import(\"{}\").attr({}){}", module, literal, arguments);
+    if (library.rfind("nanobind::", 0) == 0 || library.rfind("nb::", 0) == 0)
+        return fmt::format("nb::module_::import_(\"{}\").attr({}){}", module, literal, arguments);
+    return fmt::format("{}.{}{} (called through .attr({}))", module,
+                       literal.substr(1, literal.size() - 2), arguments, literal);
+}
+
 // `X.attr("currentframe")(...)`: pybind11's and nanobind's spelling of calling
 // inspect.currentframe or sys._getframe. The object of the call (its argument 0) must itself be
 // an `attr` call with the name as a literal.
@@ -119,10 +137,7 @@ std::optional<std::string> pythonFrameCall(CXCursor call) {
             [](CXCursor c) { return kindOf(c) == CXCursor_StringLiteral; }, literals);
         for (CXCursor literal : literals) {
             std::string text = spelling(literal);
-            if (isFrameAttribute(text)) {
-                return fmt::format("{}.attr({})()", text == "\"currentframe\"" ? "inspect" : "sys",
-                                   text);
-            }
+            if (isFrameAttribute(text)) return bindingSpelling(attr, call, text);
         }
     }
     return std::nullopt;

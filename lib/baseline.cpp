@@ -27,7 +27,8 @@ std::int64_t Budgets::forCheck(const std::string& check) const {
 
 Budgets defaultBudgets() {
     Budgets budgets;
-    for (const char* check : {"launch-allocations", "launch-net-blocks", "launch-cyclic-garbage"}) {
+    for (const char* check : {"launch-allocations", "launch-net-blocks", "launch-cyclic-garbage",
+                              "device-allocations", "device-cyclic-garbage"}) {
         budgets.allowedGrowth[check] = 10; // thousandths per call
     }
     budgets.allowedGrowth["soak-growth"] = 512 * 1024; // bytes per 1000 steps

@@ -49,10 +49,14 @@ class DeviceSentinel {
     cuda::DeviceBuffer buffer_;
 };
 
-// Raised in Python when a device sentinel is asked for and CUDA cannot be used.
-struct CudaUnavailable : std::runtime_error {
-    using std::runtime_error::runtime_error;
-};
+// Raises _leakgate.CudaUnavailable(reason): asked for a device sentinel where CUDA cannot be used.
+// (Not py::register_exception: its function-local static outlives the interpreter, and releasing
+// it after Py_FinalizeEx crashes an embedding process at exit.)
+[[noreturn]] void raiseCudaUnavailable(const std::string& reason) {
+    py::object type = py::module_::import("_leakgate").attr("CudaUnavailable");
+    PyErr_SetString(type.ptr(), reason.c_str());
+    throw py::error_already_set();
+}
 
 } // namespace
 
@@ -77,7 +81,8 @@ PYBIND11_EMBEDDED_MODULE(_leakgate, module) {
         },
         py::arg("label"), py::arg("nbytes"),
         "Make a host sentinel owning `nbytes` bytes; leakgate reports its verdict after the workload.");
-    py::register_exception<CudaUnavailable>(module, "CudaUnavailable", PyExc_RuntimeError);
+    module.attr("CudaUnavailable") = py::reinterpret_steal<py::object>(
+        PyErr_NewException("_leakgate.CudaUnavailable", PyExc_RuntimeError, nullptr));
     py::class_<DeviceSentinel>(module, "DeviceSentinel", py::dynamic_attr())
         .def_property_readonly("label", &DeviceSentinel::label)
         .def_property_readonly("nbytes", &DeviceSentinel::bytes)
@@ -90,12 +95,12 @@ PYBIND11_EMBEDDED_MODULE(_leakgate, module) {
         "device_sentinel",
         [](std::string label, size_t bytes) {
             cuda::Driver& driver = cuda::Driver::get();
-            if (!driver.available()) throw CudaUnavailable(driver.unavailableReason());
+            if (!driver.available()) raiseCudaUnavailable(driver.unavailableReason());
             std::unique_ptr<DeviceSentinel> owned;
             try {
                 owned = std::make_unique<DeviceSentinel>(label, bytes);
             } catch (const cuda::CudaError& error) {
-                throw CudaUnavailable(error.what()); // out of device memory, say
+                raiseCudaUnavailable(error.what()); // out of device memory, say
             }
             py::object sentinel = py::cast(std::move(owned));
             probes::trackSentinel(sentinel.ptr(), label, "device", static_cast<std::int64_t>(bytes));

@@ -3,6 +3,7 @@
 #include "lib/cuda/driver.h"
 #include "lib/cuda/echo_kernels.h"
 #include "lib/python/leakgate_module.h"
+#include "probes/sentinel_probe.h"
 
 #include <pybind11/embed.h>
 
@@ -115,6 +116,11 @@ TEST(CudaDriver, ADeviceSentinelHoldsDeviceMemoryUntilItIsFreed) {
     sentinel = py::none();
     EXPECT_TRUE(weak().is_none());
     EXPECT_EQ(leakgate.attr("device_memory")()["held_bytes"].cast<std::int64_t>(), heldBefore);
+    // The sentinel probe would clear its registry after the workload; its weakrefs must not
+    // outlive the interpreter.
+    ASSERT_FALSE(probes::sentinelRegistry().empty());
+    EXPECT_EQ(probes::sentinelRegistry().back().kind, "device");
+    probes::sentinelRegistry().clear();
 }
 
 } // namespace

@@ -108,9 +108,7 @@ WorkloadResult runDevice(const json& spec) {
     if (!types) return result;
     auto& [targetTypes, referenceTypes] = *types;
     probes::AllocationCounter::install();
-    const std::int64_t calls = spec.value("calls", std::int64_t{2000});
-    const int runs = spec.value("runs", 5);
-    const std::int64_t warmup = spec.value("warmup", std::int64_t{200});
+    const auto [calls, runs, warmup] = loopSettings(spec);
 
     cuda::EchoKernels kernels(image); // CudaError: the worker reports it as the workload's error
     cuda::DeviceBuffer out(64);

@@ -77,9 +77,7 @@ WorkloadResult runLaunch(const json& spec) {
     if (!types) return result;
     auto& [targetTypes, referenceTypes] = *types;
     probes::AllocationCounter::install();
-    const std::int64_t calls = spec.value("calls", std::int64_t{2000});
-    const int runs = spec.value("runs", 5);
-    const std::int64_t warmup = spec.value("warmup", std::int64_t{200});
+    const auto [calls, runs, warmup] = loopSettings(spec);
 
     probes::ProbeList probes;
     probes.push_back(probes::makeGcGuardProbe());

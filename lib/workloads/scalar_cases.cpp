@@ -107,6 +107,11 @@ std::vector<std::uint8_t> expectedBytes(const ScalarType& type, py::handle value
     return encodeInteger(type, modulo);
 }
 
+LoopSettings loopSettings(const json& spec) {
+    return {spec.value("calls", std::int64_t{2000}), spec.value("runs", 5),
+            spec.value("warmup", std::int64_t{200})};
+}
+
 std::int64_t collectYoungGarbage() {
     py::module_ gc = py::module_::import("gc");
     py::list garbage = gc.attr("garbage");

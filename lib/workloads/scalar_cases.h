@@ -34,6 +34,15 @@ std::vector<pybind11::object> probeValues(const ScalarType& type);
 // The encoding of `value` as `type` (MEASURES.md, "Encodings").
 std::vector<std::uint8_t> expectedBytes(const ScalarType& type, pybind11::handle value);
 
+// How the launch-path loops run: `runs` measured runs of `calls` calls after `warmup` calls.
+// Spec keys calls, runs, warmup (defaults 2000, 5, 200).
+struct LoopSettings {
+    std::int64_t calls;
+    int runs;
+    std::int64_t warmup;
+};
+LoopSettings loopSettings(const nlohmann::json& spec);
+
 inline constexpr double kEpsilonPerCall = 0.01; // below this a per-call difference is noise
 
 // One measured run of calls: allocator calls and net blocks per call, then the objects per call

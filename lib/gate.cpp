@@ -4,6 +4,7 @@
 #include "lib/data_dir.h"
 #include "lib/errors.h"
 #include "lib/gate_lint.h"
+#include "lib/launch_protocol.h"
 #include "lib/lint.h"
 #include "lib/log.h"
 #include "lib/python/environment.h"
@@ -37,18 +38,20 @@ constexpr BuiltinTarget kBuiltinTargets[] = {
 // The gate's workloads and the checks each decides (named <workload>-<check>). `baseline`: the
 // reference runs in its own worker and the target is compared with it here; otherwise the
 // workload compares inside its worker (launch) or against absolute truth (values).
+// `scalarTypes`: the workload is on the launch path, which needs the target's `scalar_types`.
 struct GateWorkload {
     std::string name;
     std::vector<std::string> checks;
     bool baseline;
+    bool scalarTypes;
 };
 const std::vector<GateWorkload> kWorkloads = {
-    {"decorate", {"sentinels", "frame-cycle", "retained-frame", "device-memory"}, true},
-    {"import", {"sentinels", "frame-cycle", "retained-frame", "device-memory"}, true},
-    {"launch", {"allocations", "net-blocks", "cyclic-garbage"}, false},
-    {"values", {"encoding", "bounded"}, false},
-    {"soak", {"growth"}, true},
-    {"device", {"echo", "allocations", "cyclic-garbage"}, false},
+    {"decorate", {"sentinels", "frame-cycle", "retained-frame", "device-memory"}, true, false},
+    {"import", {"sentinels", "frame-cycle", "retained-frame", "device-memory"}, true, false},
+    {"launch", {"allocations", "net-blocks", "cyclic-garbage"}, false, true},
+    {"values", {"encoding", "bounded"}, false, true},
+    {"soak", {"growth"}, true, true},
+    {"device", {"echo", "allocations", "cyclic-garbage"}, false, true},
 };
 
 // RSS growth per 1000 soak steps beyond the reference's that is a finding: well above the
@@ -179,11 +182,27 @@ Report runGate(const GateOptions& options) {
     report.command = "gate";
     report.pythonVersion = env.version;
     report.pythonExecutable = env.executable;
-    for (const auto& [workload, workloadChecks, baseline] : kWorkloads) {
+    // Learnt from the decorate workload, which imports the target first: whether it has scalar
+    // types. Without them the launch-path workloads would only start a worker to skip.
+    std::optional<bool> targetHasScalarTypes;
+    for (const auto& [workload, workloadChecks, baseline, needsScalarTypes] : kWorkloads) {
         bool wanted = std::any_of(selected.begin(), selected.end(), [&](const std::string& check) {
             return check.starts_with(workload + "-");
         });
         if (!wanted) continue;
+        if (needsScalarTypes && targetHasScalarTypes == false) {
+            WorkloadResult skipped;
+            skipped.workload = workload;
+            skipped.subject = target.at("name").get<std::string>();
+            skipped.role = "target";
+            for (const auto& check : workloadChecks) {
+                if (isSelected(selected, workload + "-" + check))
+                    skipped.checks.push_back(
+                        {workload + "-" + check, Status::kSkip, kNoScalarTypesReason});
+            }
+            report.results.push_back(std::move(skipped));
+            continue;
+        }
         std::map<std::string, WorkloadResult> byRole;
         for (const char* role : {"target", "reference"}) {
             if (std::string(role) == "reference" && (targetIsReference || !baseline)) continue;
@@ -221,6 +240,10 @@ Report runGate(const GateOptions& options) {
             }
             WorkloadResult result = worker::runInWorker(request);
             result.role = role;
+            if (workload == "decorate" && std::string(role) == "target" &&
+                result.details.contains("scalar_types")) {
+                targetHasScalarTypes = !result.details["scalar_types"].empty();
+            }
             // Keep the selected checks; a worker that died owes each of them an `error`.
             std::erase_if(result.checks,
                           [&](const CheckResult& check) { return !isSelected(selected, check.name); });

@@ -41,6 +41,15 @@ probes::ProbeList gateProbes() {
     return probes;
 }
 
+// A Python list of str as JSON (without pybind11/stl.h, which every translation unit that casts
+// the same types would have to include).
+nlohmann::json strings(py::handle list) {
+    nlohmann::json out = nlohmann::json::array();
+    for (py::handle item : list)
+        out.push_back(item.cast<std::string>());
+    return out;
+}
+
 // Device sentinels for the workload's cases when CUDA can be used; the reasons go in the details.
 void configureDevice(WorkloadResult& result, py::module_& harness, const nlohmann::json& spec) {
     const std::int64_t bytes = spec.value("device_sentinel_bytes", std::int64_t{256} << 20);
@@ -64,8 +73,9 @@ WorkloadResult runDecorate(const nlohmann::json& spec) {
         dsl = prepared[0];
         forms = prepared[1];
         py::list missing = prepared[2];
-        if (!missing.empty())
-            result.details["missing_decorators"] = missing.cast<std::vector<std::string>>();
+        if (!missing.empty()) result.details["missing_decorators"] = strings(missing);
+        // The gate starts no launch-path worker for a target without scalar types.
+        result.details["scalar_types"] = strings(prepared[3]);
     } catch (py::error_already_set& error) {
         shutil.attr("rmtree")(directory, true);
         result.error = WorkloadError{fmt::format("the target could not be imported: {}", error.what()),

@@ -154,14 +154,15 @@ def _attempt(errors, label, call):
 
 
 def prepare_decorate(spec, directory):
-    """Imports the target and writes the lazy kernel module; returns the forms to run."""
+    """Imports the target and writes the lazy kernel module; returns the target, the forms to run,
+    the decorators it lacks and the names of its scalar types (the launch protocol)."""
     dsl = load_target(spec)
     with open(os.path.join(directory, LAZY_MODULE + ".py"), "w") as out:
         out.write(LAZY_MODULE_SOURCE)
     importlib.invalidate_caches()
     present = [name for name, (attribute, _) in FORMS.items() if hasattr(dsl, attribute)]
     missing = sorted({attribute for attribute, _ in FORMS.values() if not hasattr(dsl, attribute)})
-    return dsl, present, missing
+    return dsl, present, missing, sorted(scalar_types_of(dsl))
 
 
 def run_decorate(dsl, forms, depths, nbytes, directory):

@@ -1,5 +1,6 @@
 #include "lib/workloads/scalar_cases.h"
 
+#include "lib/launch_protocol.h"
 #include "lib/python/gc_debug_guard.h"
 #include "lib/workloads/harness_loader.h"
 
@@ -40,7 +41,7 @@ std::optional<std::pair<py::dict, py::dict>> scalarTypesOrSkip(WorkloadResult& r
         return std::nullopt;
     }
     if (types.first.empty()) {
-        skipAll(result, checks, "the target exposes no `scalar_types` (see the launch protocol)");
+        skipAll(result, checks, kNoScalarTypesReason);
         return std::nullopt;
     }
     return types;

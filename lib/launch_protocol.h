@@ -1,0 +1,11 @@
+// The launch protocol's words that the gate and the launch-path workloads share.
+#pragma once
+
+namespace leakgate {
+
+// Why the launch-path checks (launch, values, soak, device) skip on a target without
+// `scalar_types`.
+inline constexpr const char* kNoScalarTypesReason =
+    "the target exposes no `scalar_types` (see the launch protocol)";
+
+} // namespace leakgate

@@ -54,10 +54,10 @@ bool isFrameAttribute(const std::string& literal) {
 }
 
 CXCursorKind kindOf(CXCursor cursor) {
-    return clang_getCursorKind(cursor);
+    return clang::api().clang_getCursorKind(cursor);
 }
 std::string spelling(CXCursor cursor) {
-    return takeString(clang_getCursorSpelling(cursor));
+    return takeString(clang::api().clang_getCursorSpelling(cursor));
 }
 
 // Through parentheses, casts and the implicit nodes libclang does not expose, to the expression
@@ -71,14 +71,15 @@ CXCursor strip(CXCursor cursor) {
                        kind == CXCursor_CXXFunctionalCastExpr;
         if (kind == CXCursor_CallExpr) {
             // A copy or move of an owning object (py::object's constructors) gives the same value.
-            CXCursor callee = clang_getCursorReferenced(cursor);
-            wrapper =
-                kindOf(callee) == CXCursor_Constructor && clang_Cursor_getNumArguments(cursor) == 1;
+            CXCursor callee = clang::api().clang_getCursorReferenced(cursor);
+            wrapper = kindOf(callee) == CXCursor_Constructor &&
+                      clang::api().clang_Cursor_getNumArguments(cursor) == 1;
         }
         if (!wrapper) return cursor;
         std::vector<CXCursor> inner = children(cursor);
-        auto expression = std::find_if(inner.rbegin(), inner.rend(),
-                                       [](CXCursor child) { return clang_isExpression(kindOf(child)); });
+        auto expression = std::find_if(inner.rbegin(), inner.rend(), [](CXCursor child) {
+            return clang::api().clang_isExpression(kindOf(child));
+        });
         if (expression == inner.rend()) return cursor;
         cursor = *expression;
     }
@@ -108,8 +109,8 @@ std::string qualifiedName(CXCursor cursor);
 // spelled as in the source (a module_ kept in a variable, say).
 std::string bindingSpelling(CXCursor attr, CXCursor call, const std::string& literal) {
     std::string module = literal == "\"currentframe\"" ? "inspect" : "sys";
-    std::string arguments = clang_Cursor_getNumArguments(call) > 1 ? "(...)" : "()";
-    std::string library = qualifiedName(clang_getCursorReferenced(attr));
+    std::string arguments = clang::api().clang_Cursor_getNumArguments(call) > 1 ? "(...)" : "()";
+    std::string library = qualifiedName(clang::api().clang_getCursorReferenced(attr));
     if (library.rfind("pybind11::", 0) == 0 || library.rfind("py::", 0) == 0)
         return fmt::format("py::module_::import(\"{}\").attr({}){}", module, literal, arguments);
     if (library.rfind("nanobind::", 0) == 0 || library.rfind("nb::", 0) == 0)
@@ -122,18 +123,19 @@ std::string bindingSpelling(CXCursor attr, CXCursor call, const std::string& lit
 // inspect.currentframe or sys._getframe. The object of the call (its argument 0) must itself be
 // an `attr` call with the name as a literal.
 std::optional<std::string> pythonFrameCall(CXCursor call) {
-    if (spelling(call) != "operator()" || clang_Cursor_getNumArguments(call) < 1) return std::nullopt;
-    CXCursor object = strip(clang_Cursor_getArgument(call, 0));
+    if (spelling(call) != "operator()" || clang::api().clang_Cursor_getNumArguments(call) < 1)
+        return std::nullopt;
+    CXCursor object = strip(clang::api().clang_Cursor_getArgument(call, 0));
     std::vector<CXCursor> attrCalls;
     collect(
         object, [](CXCursor c) { return kindOf(c) == CXCursor_CallExpr && spelling(c) == "attr"; },
         attrCalls);
     if (attrCalls.empty()) return std::nullopt;
     CXCursor attr = attrCalls.front();
-    for (int i = 0; i < clang_Cursor_getNumArguments(attr); ++i) {
+    for (int i = 0; i < clang::api().clang_Cursor_getNumArguments(attr); ++i) {
         std::vector<CXCursor> literals;
         collect(
-            clang_Cursor_getArgument(attr, i),
+            clang::api().clang_Cursor_getArgument(attr, i),
             [](CXCursor c) { return kindOf(c) == CXCursor_StringLiteral; }, literals);
         for (CXCursor literal : literals) {
             std::string text = spelling(literal);
@@ -150,10 +152,10 @@ std::optional<FrameValue> frameCall(CXCursor call) {
     if (isOneOf(name, {"PyThreadState_GetFrame", "PyFrame_GetBack"}))
         return FrameValue{name + "()", Ownership::kNewReference, {}};
     if (isOneOf(name, {"PyObject_CallMethod", "_PyObject_CallMethod_SizeT"}) &&
-        clang_Cursor_getNumArguments(call) >= 2 &&
-        containsFrameAttributeLiteral(clang_Cursor_getArgument(call, 1))) {
+        clang::api().clang_Cursor_getNumArguments(call) >= 2 &&
+        containsFrameAttributeLiteral(clang::api().clang_Cursor_getArgument(call, 1))) {
         return FrameValue{"PyObject_CallMethod(..., " +
-                              spelling(strip(clang_Cursor_getArgument(call, 1))) + ")",
+                              spelling(strip(clang::api().clang_Cursor_getArgument(call, 1))) + ")",
                           Ownership::kNewReference,
                           {}};
     }
@@ -172,16 +174,17 @@ bool isFunctionKind(CXCursorKind kind) {
 // A variable that lives past any one call: a global, a namespace or class static, a static local.
 bool hasStaticStorage(CXCursor variable) {
     if (kindOf(variable) != CXCursor_VarDecl) return false;
-    CX_StorageClass storage = clang_Cursor_getStorageClass(variable);
+    CX_StorageClass storage = clang::api().clang_Cursor_getStorageClass(variable);
     if (storage == CX_SC_Static || storage == CX_SC_Extern) return true;
-    return !isFunctionKind(kindOf(clang_getCursorSemanticParent(variable)));
+    return !isFunctionKind(kindOf(clang::api().clang_getCursorSemanticParent(variable)));
 }
 
 // "ns::Class::method", "function": the semantic parents up to the translation unit.
 std::string qualifiedName(CXCursor cursor) {
     std::vector<std::string> parts;
-    for (CXCursor at = cursor; !clang_Cursor_isNull(at) && kindOf(at) != CXCursor_TranslationUnit;
-         at = clang_getCursorSemanticParent(at)) {
+    for (CXCursor at = cursor;
+         !clang::api().clang_Cursor_isNull(at) && kindOf(at) != CXCursor_TranslationUnit;
+         at = clang::api().clang_getCursorSemanticParent(at)) {
         std::string name = spelling(at);
         parts.push_back(name.empty() ? "(anonymous)" : name);
     }
@@ -276,14 +279,15 @@ class FunctionAnalysis {
         if (!end) return clang::location(cursor);
         CXFile file = nullptr;
         clang::Location out;
-        clang_getExpansionLocation(clang_getRangeEnd(clang_getCursorExtent(cursor)), &file, &out.line,
-                                   &out.column, nullptr);
-        if (file) out.file = takeString(clang_getFileName(file));
+        clang::api().clang_getExpansionLocation(
+            clang::api().clang_getRangeEnd(clang::api().clang_getCursorExtent(cursor)), &file, &out.line,
+            &out.column, nullptr);
+        if (file) out.file = takeString(clang::api().clang_getFileName(file));
         return out;
     }
 
     std::vector<std::string> tokens(CXCursor cursor) const {
-        return clang::tokenSpellings(unit_, clang_getCursorExtent(cursor));
+        return clang::tokenSpellings(unit_, clang::api().clang_getCursorExtent(cursor));
     }
 
     // The binary operator's token: the first token after its left operand. Empty for an
@@ -305,8 +309,8 @@ class FunctionAnalysis {
         if (kindOf(value) == CXCursor_CallExpr) {
             std::string name = spelling(value);
             if (isOneOf(name, {"Py_NewRef", "_Py_NewRef", "Py_XNewRef", "_Py_XNewRef"}) &&
-                clang_Cursor_getNumArguments(value) == 1) {
-                auto inner = frameValue(clang_Cursor_getArgument(value, 0));
+                clang::api().clang_Cursor_getNumArguments(value) == 1) {
+                auto inner = frameValue(clang::api().clang_Cursor_getArgument(value, 0));
                 if (inner) inner->ownership = Ownership::kNewReference;
                 if (inner) inner->local.clear();
                 return inner;
@@ -432,7 +436,7 @@ class FunctionAnalysis {
             state = FlowState::unreachable();
             return;
         case CXCursor_GotoStmt: {
-            CXCursor label = clang_getCursorReferenced(cursor);
+            CXCursor label = clang::api().clang_getCursorReferenced(cursor);
             gotoStates_[spelling(label)].mergeFrom(state);
             if (!gotoStates_[spelling(label)].reachable) gotoStates_[spelling(label)] = state;
             state = FlowState::unreachable();
@@ -482,9 +486,10 @@ class FunctionAnalysis {
     std::optional<std::pair<std::string, std::vector<std::string>>> writtenCall(CXCursor cursor) const {
         CXFile file = nullptr;
         unsigned offset = 0;
-        clang_getExpansionLocation(clang_getCursorLocation(cursor), &file, nullptr, nullptr, &offset);
+        clang::api().clang_getExpansionLocation(clang::api().clang_getCursorLocation(cursor), &file,
+                                                nullptr, nullptr, &offset);
         size_t size = 0;
-        const char* text = file ? clang_getFileContents(unit_, file, &size) : nullptr;
+        const char* text = file ? clang::api().clang_getFileContents(unit_, file, &size) : nullptr;
         if (!text || offset >= size) return std::nullopt;
         std::string_view source(text, size);
         auto isWord = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; };
@@ -581,11 +586,11 @@ class FunctionAnalysis {
         if (kindOf(value) == CXCursor_CXXNullPtrLiteralExpr) return true;
         if (kindOf(value) != CXCursor_IntegerLiteral && kindOf(value) != CXCursor_UnexposedExpr)
             return false;
-        CXEvalResult result = clang_Cursor_Evaluate(value);
+        CXEvalResult result = clang::api().clang_Cursor_Evaluate(value);
         if (!result) return false;
-        bool zero = clang_EvalResult_getKind(result) == CXEval_Int &&
-                    clang_EvalResult_getAsLongLong(result) == 0;
-        clang_EvalResult_dispose(result);
+        bool zero = clang::api().clang_EvalResult_getKind(result) == CXEval_Int &&
+                    clang::api().clang_EvalResult_getAsLongLong(result) == 0;
+        clang::api().clang_EvalResult_dispose(result);
         return zero;
     }
 
@@ -654,7 +659,8 @@ class FunctionAnalysis {
                                              {"1", "true", "(1)"}));
         // Init, condition and increment: expressions evaluated around the body.
         for (size_t i = bodyFirst ? 1 : 0; i < (bodyFirst ? parts.size() : parts.size() - 1); ++i) {
-            if (kindOf(parts[i]) == CXCursor_DeclStmt || clang_isExpression(kindOf(parts[i])))
+            if (kindOf(parts[i]) == CXCursor_DeclStmt ||
+                clang::api().clang_isExpression(kindOf(parts[i])))
                 statement(parts[i], state);
         }
         // Leaving through the condition: the body may run no time, or leave after any turn.
@@ -729,9 +735,10 @@ class FunctionAnalysis {
             expression(child, state);
         if (kind != CXCursor_CallExpr) return;
         std::string name = spelling(cursor);
-        int arguments = clang_Cursor_getNumArguments(cursor);
+        int arguments = clang::api().clang_Cursor_getNumArguments(cursor);
         if (name == "operator=" && arguments == 2) {
-            assignment(clang_Cursor_getArgument(cursor, 0), clang_Cursor_getArgument(cursor, 1), state);
+            assignment(clang::api().clang_Cursor_getArgument(cursor, 0),
+                       clang::api().clang_Cursor_getArgument(cursor, 1), state);
             return;
         }
         bool releases = isOneOf(
@@ -743,15 +750,16 @@ class FunctionAnalysis {
                            "PyException_SetContext", "reinterpret_steal", "steal"});
         if (!releases && !steals) return;
         for (int i = 0; i < arguments; ++i) {
-            CXCursor argument = strip(clang_Cursor_getArgument(cursor, i));
+            CXCursor argument = strip(clang::api().clang_Cursor_getArgument(cursor, i));
             if (kindOf(argument) == CXCursor_DeclRefExpr) state.release(spelling(argument));
         }
     }
 
     void variable(CXCursor cursor, FlowState& state) {
         std::vector<CXCursor> parts = children(cursor);
-        auto init = std::find_if(parts.rbegin(), parts.rend(),
-                                 [](CXCursor child) { return clang_isExpression(kindOf(child)); });
+        auto init = std::find_if(parts.rbegin(), parts.rend(), [](CXCursor child) {
+            return clang::api().clang_isExpression(kindOf(child));
+        });
         if (init == parts.rend()) return;
         expression(*init, state);
         auto value = frameValue(*init);
@@ -801,7 +809,7 @@ class FunctionAnalysis {
             if (!words.empty() && words[0] == "*") return Target::kOutParameter;
             return Target::kOther;
         }
-        CXCursor referenced = clang_getCursorReferenced(value);
+        CXCursor referenced = clang::api().clang_getCursorReferenced(value);
         if (kind == CXCursor_MemberRefExpr) {
             name = fmt::format("{}", fmt::join(tokens(value), ""));
             if (kindOf(referenced) == CXCursor_VarDecl) return Target::kStatic; // a static member
@@ -848,19 +856,21 @@ class FunctionAnalysis {
 // Every function defined in the main file, and the static variables declared at namespace scope.
 void analyseDeclarations(CXTranslationUnit unit, CXCursor parent, std::vector<Finding>& findings) {
     for (CXCursor cursor : children(parent)) {
-        if (!clang_Location_isFromMainFile(clang_getCursorLocation(cursor))) continue;
+        if (!clang::api().clang_Location_isFromMainFile(clang::api().clang_getCursorLocation(cursor)))
+            continue;
         CXCursorKind kind = kindOf(cursor);
         if (kind == CXCursor_Namespace || kind == CXCursor_ClassDecl || kind == CXCursor_StructDecl ||
             kind == CXCursor_ClassTemplate || kind == CXCursor_LinkageSpec ||
             kind == CXCursor_UnionDecl) {
             analyseDeclarations(unit, cursor, findings);
-        } else if (isFunctionKind(kind) && clang_isCursorDefinition(cursor)) {
+        } else if (isFunctionKind(kind) && clang::api().clang_isCursorDefinition(cursor)) {
             FunctionAnalysis(unit, cursor, findings).run();
         } else if (kind == CXCursor_VarDecl) {
             // A global's initializer runs once, outside any function.
             std::vector<CXCursor> parts = children(cursor);
-            auto init = std::find_if(parts.rbegin(), parts.rend(),
-                                     [](CXCursor child) { return clang_isExpression(kindOf(child)); });
+            auto init = std::find_if(parts.rbegin(), parts.rend(), [](CXCursor child) {
+                return clang::api().clang_isExpression(kindOf(child));
+            });
             if (init == parts.rend() || kindOf(strip(*init)) != CXCursor_CallExpr) continue;
             if (auto value = frameCall(strip(*init))) {
                 Finding finding;
@@ -902,10 +912,10 @@ class CommandLines {
         databasePath_ = (path / "compile_commands.json").string();
         database_.emplace(path.string());
         clang::CompileCommandsGuard all(
-            clang_CompilationDatabase_getAllCompileCommands(database_->get()));
+            clang::api().clang_CompilationDatabase_getAllCompileCommands(database_->get()));
         for (unsigned i = 0; i < all.size(); ++i) {
             std::vector<std::string> args = arguments(all.at(i));
-            std::string file = takeString(clang_CompileCommand_getFilename(all.at(i)));
+            std::string file = takeString(clang::api().clang_CompileCommand_getFilename(all.at(i)));
             fs::path absolute = fs::path(directory(all.at(i))) / file;
             neighbours_.emplace(absolute.lexically_normal().parent_path().string(),
                                 std::make_pair(args, file));
@@ -918,7 +928,8 @@ class CommandLines {
     std::vector<std::string> forFile(const std::string& file) const {
         if (database_) {
             clang::CompileCommandsGuard commands(
-                clang_CompilationDatabase_getCompileCommands(database_->get(), file.c_str()));
+                clang::api().clang_CompilationDatabase_getCompileCommands(database_->get(),
+                                                                          file.c_str()));
             if (commands.size() > 0) return arguments(commands.at(0));
             // Not listed (a header): the command of a file beside it, or any, with this file instead.
             auto neighbour = neighbours_.find(fs::path(file).parent_path().string());
@@ -951,15 +962,15 @@ class CommandLines {
     std::optional<std::pair<std::vector<std::string>, std::string>> fallback_;
 
     static std::string directory(CXCompileCommand command) {
-        return takeString(clang_CompileCommand_getDirectory(command));
+        return takeString(clang::api().clang_CompileCommand_getDirectory(command));
     }
 
     // The database's arguments, run from its directory.
     static std::vector<std::string> arguments(CXCompileCommand command) {
         std::vector<std::string> args;
-        unsigned count = clang_CompileCommand_getNumArgs(command);
+        unsigned count = clang::api().clang_CompileCommand_getNumArgs(command);
         for (unsigned i = 0; i < count; ++i)
-            args.push_back(takeString(clang_CompileCommand_getArg(command, i)));
+            args.push_back(takeString(clang::api().clang_CompileCommand_getArg(command, i)));
         if (!args.empty()) args.insert(args.begin() + 1, "-working-directory=" + directory(command));
         return args;
     }
@@ -967,25 +978,25 @@ class CommandLines {
 
 // The first error of a translation unit, as "file:line: message"; empty when it has none.
 std::optional<nlohmann::json> firstError(CXTranslationUnit unit, const std::string& file) {
-    unsigned count = clang_getNumDiagnostics(unit);
+    unsigned count = clang::api().clang_getNumDiagnostics(unit);
     for (unsigned i = 0; i < count; ++i) {
-        CXDiagnostic diagnostic = clang_getDiagnostic(unit, i);
-        CXDiagnosticSeverity severity = clang_getDiagnosticSeverity(diagnostic);
+        CXDiagnostic diagnostic = clang::api().clang_getDiagnostic(unit, i);
+        CXDiagnosticSeverity severity = clang::api().clang_getDiagnosticSeverity(diagnostic);
         if (severity >= CXDiagnostic_Error) {
             CXFile where = nullptr;
             unsigned line = 0;
-            clang_getExpansionLocation(clang_getDiagnosticLocation(diagnostic), &where, &line, nullptr,
-                                       nullptr);
-            std::string place = where ? takeString(clang_getFileName(where)) : "";
-            std::string message = takeString(clang_getDiagnosticSpelling(diagnostic));
-            clang_disposeDiagnostic(diagnostic);
+            clang::api().clang_getExpansionLocation(clang::api().clang_getDiagnosticLocation(diagnostic),
+                                                    &where, &line, nullptr, nullptr);
+            std::string place = where ? takeString(clang::api().clang_getFileName(where)) : "";
+            std::string message = takeString(clang::api().clang_getDiagnosticSpelling(diagnostic));
+            clang::api().clang_disposeDiagnostic(diagnostic);
             if (!place.empty() && place != file)
                 message = fmt::format("{}:{}: {}", place, line, message);
             return nlohmann::json{{"file", file},
                                   {"line", place == file ? line : 0},
                                   {"message", fmt::format("does not compile: {}", message)}};
         }
-        clang_disposeDiagnostic(diagnostic);
+        clang::api().clang_disposeDiagnostic(diagnostic);
     }
     return std::nullopt;
 }
@@ -993,10 +1004,10 @@ std::optional<nlohmann::json> firstError(CXTranslationUnit unit, const std::stri
 } // namespace
 
 bool cxxLintAvailable() {
-    return true;
+    return clang::loadLibclang() != nullptr;
 }
 std::string cxxLintUnavailableReason() {
-    return {};
+    return clang::libclangUnavailableReason();
 }
 
 bool isCxxSource(const std::string& path) {
@@ -1020,9 +1031,9 @@ CxxLintResult lintCxxFiles(const CxxLintOptions& options) {
         for (const auto& arg : args)
             argv.push_back(arg.c_str());
         CXTranslationUnit raw = nullptr;
-        CXErrorCode code = clang_parseTranslationUnit2FullArgv(index.get(), nullptr, argv.data(),
-                                                               static_cast<int>(argv.size()), nullptr, 0,
-                                                               CXTranslationUnit_KeepGoing, &raw);
+        CXErrorCode code = clang::api().clang_parseTranslationUnit2FullArgv(
+            index.get(), nullptr, argv.data(), static_cast<int>(argv.size()), nullptr, 0,
+            CXTranslationUnit_KeepGoing, &raw);
         clang::TranslationUnitGuard unit(raw);
         if (code != CXError_Success || !unit.get()) {
             result.unparsed.push_back({{"file", file},
@@ -1035,7 +1046,8 @@ CxxLintResult lintCxxFiles(const CxxLintOptions& options) {
             result.unparsed.push_back(std::move(*error));
             continue;
         }
-        analyseDeclarations(unit.get(), clang_getTranslationUnitCursor(unit.get()), result.findings);
+        analyseDeclarations(unit.get(), clang::api().clang_getTranslationUnitCursor(unit.get()),
+                            result.findings);
     }
     return result;
 }

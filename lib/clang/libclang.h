@@ -1,12 +1,12 @@
 // libclang's C API (clang-c/Index.h) for C++: a guard for every paired call, copy and move
 // deleted, and the few cursor helpers the C/C++ lint needs. Only lib/lint_cxx.cpp includes this,
-// and only in builds with libclang (LEAKGATE_WITH_LIBCLANG).
+// and only in builds with libclang (LEAKGATE_WITH_LIBCLANG); every call goes through the table
+// that lib/clang/libclang_api.h loads at run time.
 #pragma once
 
 #include "lib/errors.h"
 
-#include <clang-c/CXCompilationDatabase.h>
-#include <clang-c/Index.h>
+#include "lib/clang/libclang_api.h"
 
 #include <string>
 #include <vector>
@@ -15,9 +15,9 @@ namespace leakgate::clang {
 
 // Takes a CXString and disposes of it.
 inline std::string takeString(CXString text) {
-    const char* chars = clang_getCString(text);
+    const char* chars = api().clang_getCString(text);
     std::string out = chars ? chars : "";
-    clang_disposeString(text);
+    api().clang_disposeString(text);
     return out;
 }
 
@@ -26,10 +26,10 @@ inline std::string takeString(CXString text) {
 class IndexGuard {
   public:
     IndexGuard()
-        : index_(clang_createIndex(/*excludeDeclarationsFromPCH=*/0, /*displayDiagnostics=*/0)) {
+        : index_(api().clang_createIndex(/*excludeDeclarationsFromPCH=*/0, /*displayDiagnostics=*/0)) {
         if (!index_) throw EnvironmentError("libclang: clang_createIndex failed");
     }
-    ~IndexGuard() { clang_disposeIndex(index_); }
+    ~IndexGuard() { api().clang_disposeIndex(index_); }
     IndexGuard(const IndexGuard&) = delete;
     IndexGuard& operator=(const IndexGuard&) = delete;
     IndexGuard(IndexGuard&&) = delete;
@@ -46,7 +46,7 @@ class TranslationUnitGuard {
   public:
     explicit TranslationUnitGuard(CXTranslationUnit unit) : unit_(unit) {}
     ~TranslationUnitGuard() {
-        if (unit_) clang_disposeTranslationUnit(unit_);
+        if (unit_) api().clang_disposeTranslationUnit(unit_);
     }
     TranslationUnitGuard(const TranslationUnitGuard&) = delete;
     TranslationUnitGuard& operator=(const TranslationUnitGuard&) = delete;
@@ -64,12 +64,12 @@ class CompilationDatabaseGuard {
   public:
     explicit CompilationDatabaseGuard(const std::string& directory) {
         CXCompilationDatabase_Error error = CXCompilationDatabase_NoError;
-        database_ = clang_CompilationDatabase_fromDirectory(directory.c_str(), &error);
+        database_ = api().clang_CompilationDatabase_fromDirectory(directory.c_str(), &error);
         if (error != CXCompilationDatabase_NoError || !database_) {
             throw UsageError("cannot load " + directory + "/compile_commands.json");
         }
     }
-    ~CompilationDatabaseGuard() { clang_CompilationDatabase_dispose(database_); }
+    ~CompilationDatabaseGuard() { api().clang_CompilationDatabase_dispose(database_); }
     CompilationDatabaseGuard(const CompilationDatabaseGuard&) = delete;
     CompilationDatabaseGuard& operator=(const CompilationDatabaseGuard&) = delete;
     CompilationDatabaseGuard(CompilationDatabaseGuard&&) = delete;
@@ -86,16 +86,16 @@ class CompileCommandsGuard {
   public:
     explicit CompileCommandsGuard(CXCompileCommands commands) : commands_(commands) {}
     ~CompileCommandsGuard() {
-        if (commands_) clang_CompileCommands_dispose(commands_);
+        if (commands_) api().clang_CompileCommands_dispose(commands_);
     }
     CompileCommandsGuard(const CompileCommandsGuard&) = delete;
     CompileCommandsGuard& operator=(const CompileCommandsGuard&) = delete;
     CompileCommandsGuard(CompileCommandsGuard&&) = delete;
     CompileCommandsGuard& operator=(CompileCommandsGuard&&) = delete;
 
-    unsigned size() const { return commands_ ? clang_CompileCommands_getSize(commands_) : 0; }
+    unsigned size() const { return commands_ ? api().clang_CompileCommands_getSize(commands_) : 0; }
     CXCompileCommand at(unsigned index) const {
-        return clang_CompileCommands_getCommand(commands_, index);
+        return api().clang_CompileCommands_getCommand(commands_, index);
     }
 
   private:
@@ -106,19 +106,19 @@ class CompileCommandsGuard {
 inline std::vector<std::string> tokenSpellings(CXTranslationUnit unit, CXSourceRange range) {
     CXToken* tokens = nullptr;
     unsigned count = 0;
-    clang_tokenize(unit, range, &tokens, &count);
+    api().clang_tokenize(unit, range, &tokens, &count);
     std::vector<std::string> out;
     out.reserve(count);
     for (unsigned i = 0; i < count; ++i)
-        out.push_back(takeString(clang_getTokenSpelling(unit, tokens[i])));
-    if (tokens) clang_disposeTokens(unit, tokens, count);
+        out.push_back(takeString(api().clang_getTokenSpelling(unit, tokens[i])));
+    if (tokens) api().clang_disposeTokens(unit, tokens, count);
     return out;
 }
 
 // A cursor's direct children, in source order.
 inline std::vector<CXCursor> children(CXCursor cursor) {
     std::vector<CXCursor> out;
-    clang_visitChildren(
+    api().clang_visitChildren(
         cursor,
         [](CXCursor child, CXCursor, CXClientData data) {
             static_cast<std::vector<CXCursor>*>(data)->push_back(child);
@@ -139,8 +139,9 @@ struct Location {
 inline Location location(CXCursor cursor) {
     CXFile file = nullptr;
     Location out;
-    clang_getExpansionLocation(clang_getCursorLocation(cursor), &file, &out.line, &out.column, nullptr);
-    if (file) out.file = takeString(clang_getFileName(file));
+    api().clang_getExpansionLocation(api().clang_getCursorLocation(cursor), &file, &out.line,
+                                     &out.column, nullptr);
+    if (file) out.file = takeString(api().clang_getFileName(file));
     return out;
 }
 

@@ -21,11 +21,12 @@ LEAKGATE = None
 FIXTURES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "fixtures", "lint")
 
 
-def lint(*args):
+def lint(*args, env=None):
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "lint.json")
         proc = subprocess.run([LEAKGATE, "lint", "--json", out, "--quiet", *args],
-                              capture_output=True, text=True, timeout=600)
+                              capture_output=True, text=True, timeout=600,
+                              env=None if env is None else dict(os.environ, **env))
         report = None
         if os.path.exists(out):
             with open(out, encoding="utf-8") as handle:
@@ -67,6 +68,15 @@ class LintCli(unittest.TestCase):
         self.assertEqual(checks["lint-cxx"]["status"], "skip")
         self.assertEqual(checks["lint"]["status"], "skip")
         self.assertIn("without libclang", checks["lint"]["reason"])
+
+    def test_a_libclang_that_cannot_be_loaded_is_a_skip_with_the_reason(self):
+        # libclang is loaded with dlopen only when a C/C++ file is linted ($LEAKGATE_LIBCLANG).
+        proc, report = lint(os.path.join(FIXTURES, "cxx"), env={"LEAKGATE_LIBCLANG": "/nonexistent/libclang.so"})
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        checks = {c["name"]: c for c in report["checks"]}
+        self.assertEqual(checks["lint"]["status"], "skip")
+        self.assertEqual(checks["lint-cxx"]["status"], "skip")
+        self.assertIn("libclang", checks["lint-cxx"]["reason"])
 
     def test_a_long_list_of_files_is_split_across_workers(self):
         # ~150 KiB of paths: more than one command-line argument may hold.

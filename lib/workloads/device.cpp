@@ -219,18 +219,11 @@ WorkloadResult runDevice(const json& spec) {
                          compared, rejected.size()),
              0});
     } else {
-        std::vector<std::string> first;
-        for (size_t i = 0; i < std::min<size_t>(3, mismatches.size()); ++i) {
-            const json& m = mismatches[i];
-            first.push_back(fmt::format("{}({}): the kernel received {}, want {}",
-                                        m["type"].get<std::string>(), m["value"].get<std::string>(),
-                                        m["kernel_received"].get<std::string>(),
-                                        m["expected"].get<std::string>()));
-        }
-        result.checks.push_back({"device-echo", Status::kFail,
-                                 fmt::format("{} of {} launched values arrived wrong: {}",
-                                             mismatches.size(), compared, fmt::join(first, "; ")),
-                                 static_cast<std::int64_t>(mismatches.size())});
+        result.checks.push_back(
+            {"device-echo", Status::kFail,
+             fmt::format("{} of {} launched values arrived wrong: {}", mismatches.size(), compared,
+                         firstMismatches(mismatches, "kernel_received", ": the kernel received")),
+             static_cast<std::int64_t>(mismatches.size())});
     }
     for (const Metric& metric : kMetrics) {
         const std::string name = std::string("device-") + metric.check;

@@ -304,17 +304,11 @@ WorkloadResult runValues(const json& spec) {
                                              compared, rejected.size()),
                                  0});
     } else {
-        std::vector<std::string> first;
-        for (size_t i = 0; i < std::min<size_t>(3, mismatches.size()); ++i) {
-            const json& m = mismatches[i];
-            first.push_back(fmt::format("{}({}) packs {}, want {}", m["type"].get<std::string>(),
-                                        m["value"].get<std::string>(), m["got"].get<std::string>(),
-                                        m["expected"].get<std::string>()));
-        }
-        result.checks.push_back({"values-encoding", Status::kFail,
-                                 fmt::format("{} of {} packed values have wrong bytes: {}",
-                                             mismatches.size(), compared, fmt::join(first, "; ")),
-                                 static_cast<std::int64_t>(mismatches.size())});
+        result.checks.push_back(
+            {"values-encoding", Status::kFail,
+             fmt::format("{} of {} packed values have wrong bytes: {}", mismatches.size(), compared,
+                         firstMismatches(mismatches, "got", " packs")),
+             static_cast<std::int64_t>(mismatches.size())});
     }
     if (bounded.empty()) {
         result.checks.push_back(

@@ -145,6 +145,17 @@ bool exceedsInEveryRun(const std::vector<Run>& target, const std::vector<Run>& r
                        [&](const Run& run) { return run.*field > worstReference + kEpsilonPerCall; });
 }
 
+std::string firstMismatches(const json& mismatches, const char* gotKey, const char* gotVerb) {
+    std::vector<std::string> first;
+    for (size_t i = 0; i < std::min<size_t>(3, mismatches.size()); ++i) {
+        const json& m = mismatches[i];
+        first.push_back(fmt::format("{}({}){} {}, want {}", m["type"].get<std::string>(),
+                                    m["value"].get<std::string>(), gotVerb, m[gotKey].get<std::string>(),
+                                    m["expected"].get<std::string>()));
+    }
+    return fmt::format("{}", fmt::join(first, "; "));
+}
+
 json runsJson(const std::vector<Run>& runs) {
     json out = {{"allocations_per_call", json::array()},
                 {"net_blocks_per_call", json::array()},

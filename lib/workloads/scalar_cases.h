@@ -63,6 +63,10 @@ std::int64_t collectYoungGarbage();
 bool exceedsInEveryRun(const std::vector<Run>& target, const std::vector<Run>& reference,
                        double Run::*field);
 
+// The first three of a list of {type, value, expected, <gotKey>} mismatches, for a check's reason:
+// "Float16(-0.0)<gotVerb> 0x0000, want 0x8000; ...".
+std::string firstMismatches(const nlohmann::json& mismatches, const char* gotKey, const char* gotVerb);
+
 // Per-call figures of each run, as the report's details hold them.
 nlohmann::json runsJson(const std::vector<Run>& runs);
 

@@ -17,7 +17,6 @@ if(LEAKGATE_WITH_LIBCLANG AND LEAKGATE_LIBCLANG_INCLUDE_DIR AND LEAKGATE_LIBCLAN
   message(STATUS "C/C++ lint: libclang ${_leakgate_libclang_path} (loaded at run time)")
   target_sources(leakgate_lib PRIVATE lint_cxx.cpp clang/libclang_api.cpp)
   target_include_directories(leakgate_lib SYSTEM PRIVATE "${LEAKGATE_LIBCLANG_INCLUDE_DIR}")
-  target_link_libraries(leakgate_lib PRIVATE ${CMAKE_DL_LIBS})
   set_property(SOURCE clang/libclang_api.cpp APPEND PROPERTY COMPILE_DEFINITIONS
                "LEAKGATE_LIBCLANG_PATH=\"${_leakgate_libclang_path}\"")
   set(LEAKGATE_HAVE_LIBCLANG ON)

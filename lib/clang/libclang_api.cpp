@@ -1,11 +1,11 @@
 #include "lib/clang/libclang_api.h"
 
 #include "lib/check.h"
+#include "lib/dynamic_library.h"
 
 #include <fmt/format.h>
 
 #include <cstdlib>
-#include <dlfcn.h>
 
 namespace leakgate::clang {
 namespace {
@@ -21,14 +21,14 @@ const Loaded& loaded() {
         const char* override = std::getenv("LEAKGATE_LIBCLANG");
         const std::string path = override && *override ? override : LEAKGATE_LIBCLANG_PATH;
         // Kept for the life of the process: libclang's own state (its index) lives until exit.
-        void* library = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
-        if (!library) {
-            const char* why = ::dlerror();
-            out.reason = fmt::format("cannot load libclang {} ({})", path, why ? why : "unknown error");
+        static DynamicLibrary library(path);
+        library.keepLoaded();
+        if (!library.loaded()) {
+            out.reason = fmt::format("cannot load libclang {} ({})", path, library.error());
             return out;
         }
 #define LEAKGATE_LIBCLANG_RESOLVE(name)                                                                 \
-    out.api.name = reinterpret_cast<decltype(out.api.name)>(::dlsym(library, #name));                   \
+    out.api.name = reinterpret_cast<decltype(out.api.name)>(library.symbol(#name));                     \
     if (!out.api.name) {                                                                                \
         out.reason = fmt::format("{} has no {}: not the libclang this build expects", path, #name);     \
         return out;                                                                                     \

@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 
 #include <cstdlib>
-#include <dlfcn.h>
 
 namespace leakgate::cuda {
 
@@ -17,7 +16,9 @@ std::string driverLibraryPath() {
 
 Driver& Driver::get() {
     static Driver driver(driverLibraryPath());
-    driver.isProcessDriver_ = true;
+    // The process's driver stays loaded: other exit-time code (a framework's) may still call into
+    // it. A driver the tests make for themselves is closed with it.
+    if (driver.library_) driver.library_->keepLoaded();
     return driver;
 }
 
@@ -42,17 +43,15 @@ std::string describe(const DriverApi& api, CUresult result) {
 } // namespace
 
 void Driver::load() {
-    library_ = ::dlopen(device_.library.c_str(), RTLD_NOW | RTLD_LOCAL);
-    if (!library_) {
-        const char* why = ::dlerror();
-        reason_ = fmt::format("no CUDA driver: cannot load {} ({})", device_.library,
-                              why ? why : "unknown error");
+    library_.emplace(device_.library);
+    if (!library_->loaded()) {
+        reason_ = fmt::format("no CUDA driver: cannot load {} ({})", device_.library, library_->error());
         return;
     }
     // Each entry under the symbol cuda.h's macros give its name: the current ABI's.
 #define LEAKGATE_CUDA_RESOLVE(name)                                                                     \
     api_.name =                                                                                         \
-        reinterpret_cast<decltype(api_.name)>(::dlsym(library_, LEAKGATE_STRINGIFY_EXPANDED(name)));    \
+        reinterpret_cast<decltype(api_.name)>(library_->symbol(LEAKGATE_STRINGIFY_EXPANDED(name)));     \
     if (!api_.name) {                                                                                   \
         reason_ = fmt::format("{} has no {}: not a CUDA driver of the API this build expects",          \
                               device_.library, LEAKGATE_STRINGIFY_EXPANDED(name));                      \
@@ -94,9 +93,6 @@ Driver::~Driver() {
     // Buffers still alive at exit belong to objects the interpreter never freed; releasing the
     // context frees them with it.
     if (context_) api_.cuDevicePrimaryCtxRelease(ordinal_);
-    // The process's driver stays loaded: other exit-time code (a framework's) may still call into
-    // it. A driver the tests made for themselves is closed.
-    if (library_ && !isProcessDriver_) ::dlclose(library_);
 }
 
 void Driver::check(CUresult result, const char* call) const {

@@ -7,11 +7,13 @@
 // throws, and `available()` / `unavailableReason()` say what the CUDA checks skip for.
 #pragma once
 
+#include "lib/dynamic_library.h"
 #include "lib/errors.h"
 
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #if LEAKGATE_WITH_CUDA
@@ -116,8 +118,7 @@ class Driver {
     std::string reason_;
     DeviceInfo device_;
     DriverApi api_;
-    void* library_ = nullptr; // dlopen handle
-    bool isProcessDriver_ = false;
+    std::optional<DynamicLibrary> library_; // opened by load()
 #if LEAKGATE_WITH_CUDA
     CUdevice ordinal_ = 0;
     CUcontext context_ = nullptr; // the retained primary context

@@ -11,12 +11,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-default_python() {
-    for candidate in /root/.pyenv/versions/3.11.*/bin/python3 /usr/bin/python3.11; do
-        [ -x "$candidate" ] && { echo "$candidate"; return; }
-    done
-    command -v python3
-}
+source scripts/default_python.sh
 
 python=${1:-$(default_python)}
 build_dir=${2:-build-bench}

@@ -100,7 +100,7 @@ def flagged_checks(report):
 
 
 def rss_growth(python, target, steps):
-    output = subprocess.run([python, "-c", RSS_LOOP, target, str(steps), os.path.join(ROOT, "lib", "reference")],
+    output = subprocess.run([python, "-c", RSS_LOOP, target, str(steps), os.path.join(ROOT, "lib", "data", "reference")],
                             capture_output=True, text=True, check=True).stdout
     return json.loads(output)
 

@@ -62,7 +62,7 @@ def bare_script(scratch, target):
     script = os.path.join(scratch, "import_only.py")
     with open(script, "w") as out:
         if target == "reference":
-            out.write(f"import sys\nsys.path.insert(0, {os.path.join(ROOT, 'lib', 'reference')!r})\n"
+            out.write(f"import sys\nsys.path.insert(0, {os.path.join(ROOT, 'lib', 'data', 'reference')!r})\n"
                       "import leakgate_reference\n")
         else:
             out.write("import importlib.util\n"

@@ -15,7 +15,7 @@ import sys
 import timeit
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "lib", "reference"))
+sys.path.insert(0, os.path.join(HERE, "..", "lib", "data", "reference"))
 
 import leakgate_reference  # noqa: E402
 

@@ -31,7 +31,7 @@ using leakgate::probes::AllocationCounter;
 
 constexpr const char* kLoad = R"(
 import gc, importlib.util, sys
-sys.path.insert(0, source + "/lib/reference")
+sys.path.insert(0, source + "/lib/data/reference")
 import leakgate_reference
 spec = importlib.util.spec_from_file_location(
     "uncached_packer", source + "/fixtures/targets/launch/uncached_packer.py")

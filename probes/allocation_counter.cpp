@@ -1,6 +1,6 @@
 #include "probes/allocation_counter.h"
 
-#include "lib/check.h"
+#include "lib/base/check.h"
 
 #include <Python.h>
 

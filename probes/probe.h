@@ -6,7 +6,7 @@
 //   3. afterCollection: gc.garbage cleared, debug flags off, a real collection ran.
 #pragma once
 
-#include "lib/report.h"
+#include "lib/report/model.h"
 
 #include <pybind11/pybind11.h>
 

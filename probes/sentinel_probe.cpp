@@ -1,7 +1,7 @@
 #include "probes/sentinel_probe.h"
 
-#include "lib/errors.h"
-#include "lib/report_text.h"
+#include "lib/base/errors.h"
+#include "lib/report/writers/text.h"
 #include "probes/probe.h"
 
 #include <fmt/format.h>

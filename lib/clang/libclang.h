@@ -1,10 +1,10 @@
 // libclang's C API (clang-c/Index.h) for C++: a guard for every paired call, copy and move
-// deleted, and the few cursor helpers the C/C++ lint needs. Only lib/lint_cxx.cpp includes this,
+// deleted, and the few cursor helpers the C/C++ lint needs. Only lib/lint/cxx.cpp includes this,
 // and only in builds with libclang (LEAKGATE_WITH_LIBCLANG); every call goes through the table
 // that lib/clang/libclang_api.h loads at run time.
 #pragma once
 
-#include "lib/errors.h"
+#include "lib/base/errors.h"
 
 #include "lib/clang/libclang_api.h"
 

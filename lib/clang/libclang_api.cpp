@@ -1,7 +1,7 @@
 #include "lib/clang/libclang_api.h"
 
-#include "lib/check.h"
-#include "lib/dynamic_library.h"
+#include "lib/base/check.h"
+#include "lib/base/dynamic_library.h"
 
 #include <fmt/format.h>
 

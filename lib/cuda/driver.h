@@ -7,8 +7,8 @@
 // throws, and `available()` / `unavailableReason()` say what the CUDA checks skip for.
 #pragma once
 
-#include "lib/dynamic_library.h"
-#include "lib/errors.h"
+#include "lib/base/dynamic_library.h"
+#include "lib/base/errors.h"
 
 #include <atomic>
 #include <cstddef>

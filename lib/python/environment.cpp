@@ -1,7 +1,7 @@
 #include "lib/python/environment.h"
 
-#include "lib/errors.h"
-#include "lib/worker/process.h"
+#include "lib/base/errors.h"
+#include "lib/base/subprocess.h"
 
 #include <fmt/format.h>
 

@@ -2,7 +2,7 @@
 // its locals closes the cycle, which frames it pins through f_back, and how many bytes.
 #pragma once
 
-#include "lib/report.h"
+#include "lib/report/model.h"
 #include "lib/scanner/components.h"
 #include "lib/scanner/object_graph.h"
 

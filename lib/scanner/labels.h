@@ -4,7 +4,7 @@
 // adds references the graph must not see.
 #pragma once
 
-#include "lib/report.h"
+#include "lib/report/model.h"
 
 #include <Python.h>
 

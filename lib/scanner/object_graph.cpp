@@ -1,6 +1,6 @@
 #include "lib/scanner/object_graph.h"
 
-#include "lib/check.h"
+#include "lib/base/check.h"
 #include "lib/python/compat.h"
 
 #include <algorithm>

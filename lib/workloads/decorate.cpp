@@ -6,7 +6,7 @@
 
 #include "lib/workloads/harness_loader.h"
 
-#include "lib/errors.h"
+#include "lib/base/errors.h"
 
 #include <pybind11/pybind11.h>
 

@@ -7,8 +7,8 @@
 // Without a driver, a device or an echo kernel image, every check is `skip` with the reason.
 #include "lib/workloads/workload.h"
 
-#include "lib/cuda/echo_kernels.h"
-#include "lib/errors.h"
+#include "lib/workloads/echo_kernels.h"
+#include "lib/base/errors.h"
 #include "lib/python/compat.h"
 #include "lib/workloads/harness_loader.h"
 #include "lib/workloads/scalar_cases.h"

@@ -1,7 +1,7 @@
 #include "lib/workloads/harness_loader.h"
 
-#include "lib/data_dir.h"
-#include "lib/errors.h"
+#include "lib/base/data_dir.h"
+#include "lib/base/errors.h"
 
 #include <fmt/format.h>
 
@@ -29,7 +29,7 @@ py::module_ loadOwnModule(const std::string& relativePath, const std::string& mo
 }
 
 py::module_ loadHarness() {
-    py::list(py::module_::import("sys").attr("path")).insert(0, (dataDir() / "lib/reference").string());
+    py::list(py::module_::import("sys").attr("path")).insert(0, (dataDir() / "lib/data/reference").string());
     return loadOwnModule("lib/workloads/harness.py", "_leakgate_harness", "<leakgate:harness>");
 }
 

@@ -4,11 +4,11 @@
 // incident's training loop, RSS over steps; the gate compares target and reference slopes).
 #include "lib/workloads/workload.h"
 
-#include "lib/encodings.h"
-#include "lib/errors.h"
+#include "lib/workloads/encodings.h"
+#include "lib/base/errors.h"
 #include "lib/python/compat.h"
 #include "lib/python/gc_debug_guard.h"
-#include "lib/report_text.h"
+#include "lib/report/writers/text.h"
 #include "lib/scanner/explain.h"
 #include "lib/workloads/harness_loader.h"
 #include "lib/workloads/scalar_cases.h"
@@ -369,7 +369,7 @@ WorkloadResult runSoak(const json& spec) {
                               {"slope_bytes_per_1000_steps", perThousand},
                               {"growth_bytes", growth}};
     if (!result.ok()) return result;
-    // The gate decides the status from both slopes (lib/gate.cpp); alone, this is the figure.
+    // The gate decides the status from both slopes (lib/commands/gate.cpp); alone, this is the figure.
     result.checks.push_back({"soak-growth", Status::kPass,
                              fmt::format("RSS grows {} per 1000 steps over {} steps ({} in all)",
                                          humanBytes(static_cast<std::int64_t>(perThousand)), totalSteps,

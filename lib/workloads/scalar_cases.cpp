@@ -1,6 +1,6 @@
 #include "lib/workloads/scalar_cases.h"
 
-#include "lib/launch_protocol.h"
+#include "lib/workloads/launch_protocol.h"
 #include "lib/python/gc_debug_guard.h"
 #include "lib/workloads/harness_loader.h"
 

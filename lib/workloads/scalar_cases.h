@@ -2,8 +2,8 @@
 // values that probe each encoding rule, and the bytes each must pack to.
 #pragma once
 
-#include "lib/encodings.h"
-#include "lib/report.h"
+#include "lib/workloads/encodings.h"
+#include "lib/report/model.h"
 #include "probes/allocation_counter.h"
 
 #include <nlohmann/json.hpp>

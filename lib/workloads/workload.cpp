@@ -1,6 +1,6 @@
 #include "lib/workloads/workload.h"
 
-#include "lib/errors.h"
+#include "lib/base/errors.h"
 #include "lib/python/gc_debug_guard.h"
 
 #include <pybind11/pybind11.h>

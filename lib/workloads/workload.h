@@ -2,7 +2,7 @@
 // `after`. A worker runs exactly one workload and sends back one WorkloadResult.
 #pragma once
 
-#include "lib/report.h"
+#include "lib/report/model.h"
 #include "probes/probe.h"
 
 #include <nlohmann/json.hpp>
@@ -36,7 +36,7 @@ WorkloadResult runSoak(const nlohmann::json& spec);
 // target's packed pointers. Spec keys as for `launch`.
 WorkloadResult runDevice(const nlohmann::json& spec);
 
-// `leakgate lint` (lib/workloads/lint.cpp): the static rules over Python sources. Spec: paths.
+// `leakgate lint` (lib/lint/python.cpp): the static rules over Python sources. Spec: paths.
 WorkloadResult runLint(const nlohmann::json& spec);
 
 // Dispatches on spec["workload"].

@@ -3,7 +3,7 @@
 
 Usage:
     run_lint_fixture.py --leakgate BUILD/leakgate PATH...
-    run_lint_fixture.py --rules lib/workloads/lint_rules.py PATH...   (the rules alone, no binary)
+    run_lint_fixture.py --rules lib/lint/python_rules.py PATH...   (the rules alone, no binary)
 
 PATH is a fixture file or a directory of them (`fixtures/lint/`); all of them are linted in one
 run, as `leakgate lint --json TMP --quiet PATH...`, and each file's findings are checked against
@@ -225,7 +225,7 @@ def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     group = parser.add_mutually_exclusive_group(required=True)
     group.add_argument("--leakgate", help="the leakgate binary")
-    group.add_argument("--rules", help="lint_rules.py, run without leakgate")
+    group.add_argument("--rules", help="lib/lint/python_rules.py, run without leakgate")
     parser.add_argument("paths", nargs="+")
     args = parser.parse_args(argv)
     if args.leakgate and not os.access(args.leakgate, os.X_OK):

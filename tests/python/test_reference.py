@@ -1,7 +1,7 @@
 """Tests for the reference DSL runtime and the regression models in fixtures/targets.
 
 Run as ``python tests/python/test_reference.py`` with any CPython 3.10 to 3.13;
-standard library only. The reference package is found through ``lib/reference``
+standard library only. The reference package is found through ``lib/data/reference``
 relative to this file, the models through ``fixtures/targets``.
 
 Every retention test follows the reads of MEASURES.md, with the cyclic
@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Callable, NamedTuple
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
-REFERENCE_DIR = REPO_ROOT / "lib" / "reference"
+REFERENCE_DIR = REPO_ROOT / "lib" / "data" / "reference"
 TARGETS_DIR = REPO_ROOT / "fixtures" / "targets"
 
 if str(REFERENCE_DIR) not in sys.path:

@@ -2,7 +2,7 @@
 
 Run as ``python tests/python/test_scalars.py`` with any CPython 3.10 to 3.13;
 standard library only. The reference package is found through
-``lib/reference`` relative to this file, the models through
+``lib/data/reference`` relative to this file, the models through
 ``fixtures/targets/launch``.
 
 What is checked, for ``leakgate_reference.scalars``:
@@ -49,7 +49,7 @@ from pathlib import Path
 from typing import Any, Callable, Dict, Iterable, List, Set, Tuple
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
-REFERENCE_DIR = REPO_ROOT / "lib" / "reference"
+REFERENCE_DIR = REPO_ROOT / "lib" / "data" / "reference"
 LAUNCH_DIR = REPO_ROOT / "fixtures" / "targets" / "launch"
 
 if str(REFERENCE_DIR) not in sys.path:

@@ -1,6 +1,6 @@
-#include "lib/atomic_file.h"
+#include "lib/base/atomic_file.h"
 
-#include "lib/errors.h"
+#include "lib/base/errors.h"
 
 #include <gtest/gtest.h>
 

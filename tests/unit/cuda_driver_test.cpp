@@ -1,8 +1,8 @@
 // The CUDA driver loader, its accounting and the device sentinel, against the tests' fake driver
 // (tests/fake_cuda) and against libraries that are no driver at all.
 #include "lib/cuda/driver.h"
-#include "lib/cuda/echo_kernels.h"
-#include "lib/python/leakgate_module.h"
+#include "lib/workloads/echo_kernels.h"
+#include "probes/leakgate_module.h"
 #include "probes/sentinel_probe.h"
 
 #include <pybind11/embed.h>

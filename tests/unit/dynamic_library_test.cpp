@@ -1,4 +1,4 @@
-#include "lib/dynamic_library.h"
+#include "lib/base/dynamic_library.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "lib/encodings.h"
+#include "lib/workloads/encodings.h"
 
 #include <Python.h>
 

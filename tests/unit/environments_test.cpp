@@ -1,4 +1,4 @@
-#include "lib/environments.h"
+#include "lib/commands/environments.h"
 
 #include <gtest/gtest.h>
 

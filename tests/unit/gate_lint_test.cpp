@@ -1,4 +1,4 @@
-#include "lib/gate_lint.h"
+#include "lib/commands/gate_lint.h"
 
 #include <gtest/gtest.h>
 

@@ -1,6 +1,6 @@
-#include "lib/lint_cxx.h"
+#include "lib/lint/cxx.h"
 
-#include "lib/errors.h"
+#include "lib/base/errors.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "lib/worker/process.h"
+#include "lib/base/subprocess.h"
 
 #include <gtest/gtest.h>
 

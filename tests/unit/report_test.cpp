@@ -1,7 +1,7 @@
-#include "lib/report.h"
+#include "lib/report/model.h"
 
-#include "lib/report_json.h"
-#include "lib/report_text.h"
+#include "lib/report/writers/json.h"
+#include "lib/report/writers/text.h"
 
 #include <gtest/gtest.h>
 

@@ -1,9 +1,9 @@
 // The CI and human report writers: JUnit XML, SARIF 2.1.0 and HTML, over reports built by hand.
 // Well-formedness is checked with the parsers of the test binary's interpreter (expat through
 // xml.etree, html.parser), which are what a consumer of these files would use.
-#include "lib/report_html.h"
-#include "lib/report_junit.h"
-#include "lib/report_sarif.h"
+#include "lib/report/writers/html.h"
+#include "lib/report/writers/junit.h"
+#include "lib/report/writers/sarif.h"
 
 #include <pybind11/embed.h>
 

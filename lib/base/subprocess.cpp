@@ -1,0 +1,156 @@
+#include "lib/base/subprocess.h"
+
+#include "lib/base/errors.h"
+#include "lib/base/log.h"
+
+#include <fmt/format.h>
+
+#include <cerrno>
+#include <csignal>
+#include <cstring>
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+namespace leakgate::worker {
+namespace {
+
+constexpr size_t kStderrTailBytes = 8 * 1024;
+constexpr size_t kStdoutLimitBytes = 16 * 1024 * 1024;
+
+// A pipe whose ends close themselves.
+class Pipe {
+  public:
+    Pipe() {
+        if (::pipe2(fds_, O_CLOEXEC) != 0) {
+            throw EnvironmentError(fmt::format("cannot create a pipe: {}", std::strerror(errno)));
+        }
+    }
+    ~Pipe() {
+        closeRead();
+        closeWrite();
+    }
+    Pipe(const Pipe&) = delete;
+    Pipe& operator=(const Pipe&) = delete;
+
+    int readEnd() const { return fds_[0]; }
+    int writeEnd() const { return fds_[1]; }
+    void closeRead() { closeFd(fds_[0]); }
+    void closeWrite() { closeFd(fds_[1]); }
+
+  private:
+    static void closeFd(int& fd) {
+        if (fd >= 0) ::close(fd);
+        fd = -1;
+    }
+    int fds_[2] = {-1, -1};
+};
+
+void keepTail(std::string& text, size_t limit) {
+    if (text.size() > limit) text.erase(0, text.size() - limit);
+}
+
+[[noreturn]] void execChild(const ProcessSpec& spec, Pipe& out, Pipe& err, Pipe* result) {
+    // Only async-signal-safe calls from here on: we are a fork of a possibly threaded parent.
+    ::setpgid(0, 0);
+    ::dup2(out.writeEnd(), STDOUT_FILENO);
+    ::dup2(err.writeEnd(), STDERR_FILENO);
+    if (result) ::dup2(result->writeEnd(), kResultFd);
+    std::vector<char*> argv;
+    for (const auto& arg : spec.argv)
+        argv.push_back(const_cast<char*>(arg.c_str()));
+    argv.push_back(nullptr);
+    ::execv(argv[0], argv.data());
+    const char message[] = "leakgate: cannot execute the worker\n";
+    [[maybe_unused]] auto ignored = ::write(STDERR_FILENO, message, sizeof(message) - 1);
+    ::_exit(127);
+}
+
+} // namespace
+
+std::string describeSignal(int signal) {
+    const char* name = ::strsignal(signal);
+    return fmt::format("killed by signal {} ({})", signal, name ? name : "unknown");
+}
+
+ProcessOutcome runProcess(const ProcessSpec& spec) {
+    Pipe out, err;
+    std::optional<Pipe> result;
+    if (spec.resultPipe) result.emplace();
+
+    pid_t pid = ::fork();
+    if (pid < 0) throw EnvironmentError(fmt::format("cannot fork: {}", std::strerror(errno)));
+    if (pid == 0) execChild(spec, out, err, result ? &*result : nullptr);
+    // Also set the group from the parent side, so a kill right after fork cannot miss it.
+    ::setpgid(pid, pid);
+    out.closeWrite();
+    err.closeWrite();
+    if (result) result->closeWrite();
+
+    ProcessOutcome outcome;
+    struct Stream {
+        int fd;
+        std::string* sink;
+        size_t limit;
+        bool forward;
+    };
+    std::vector<Stream> streams = {
+        {out.readEnd(), &outcome.stdoutText, kStdoutLimitBytes, spec.forwardOutput},
+        {err.readEnd(), &outcome.stderrTail, kStderrTailBytes, spec.forwardOutput},
+    };
+    if (result) streams.push_back({result->readEnd(), &outcome.resultText, SIZE_MAX, false});
+
+    const auto deadline = std::chrono::steady_clock::now() + spec.timeout;
+    int status = 0;
+    bool reaped = false;
+    std::vector<char> buffer(64 * 1024);
+    while (!streams.empty()) {
+        auto now = std::chrono::steady_clock::now();
+        if (now >= deadline) {
+            outcome.timedOut = true;
+            break;
+        }
+        std::vector<pollfd> fds;
+        for (const auto& stream : streams)
+            fds.push_back({stream.fd, POLLIN, 0});
+        auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now).count();
+        int ready = ::poll(fds.data(), fds.size(), static_cast<int>(std::min<long long>(left, 200)));
+        if (ready < 0 && errno != EINTR) {
+            throw EnvironmentError(fmt::format("poll failed: {}", std::strerror(errno)));
+        }
+        for (size_t i = fds.size(); i-- > 0;) {
+            if (!(fds[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
+            ssize_t got = ::read(fds[i].fd, buffer.data(), buffer.size());
+            if (got > 0) {
+                Stream& stream = streams[i];
+                if (stream.forward) {
+                    [[maybe_unused]] auto ignored = ::write(STDERR_FILENO, buffer.data(), got);
+                }
+                stream.sink->append(buffer.data(), static_cast<size_t>(got));
+                keepTail(*stream.sink, stream.limit);
+            } else if (got == 0 || (errno != EINTR && errno != EAGAIN)) {
+                streams.erase(streams.begin() + static_cast<long>(i));
+            }
+        }
+        // A grandchild may hold the pipes open after the worker exits: once the worker is gone,
+        // its group goes too.
+        if (!reaped && ::waitpid(pid, &status, WNOHANG) == pid) {
+            reaped = true;
+            ::kill(-pid, SIGKILL);
+        }
+    }
+    ::kill(-pid, SIGKILL); // the whole group: a timeout, or stragglers after exit
+    if (!reaped) {
+        while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+        }
+    }
+    if (outcome.timedOut) {
+        log::debug("worker {} timed out after {} ms", pid, spec.timeout.count());
+    }
+    if (WIFEXITED(status)) outcome.exitCode = WEXITSTATUS(status);
+    if (WIFSIGNALED(status) && !outcome.timedOut) outcome.signal = WTERMSIG(status);
+    return outcome;
+}
+
+} // namespace leakgate::worker

@@ -1,0 +1,35 @@
+// Baselines and budgets: a gate run judged against an earlier one, typically the last good
+// release. With a baseline, a check that has a figure on both sides (its `amount`: bytes pinned,
+// thousandths of an allocation per call, RSS slope...) fails when the figure grew beyond the
+// check's budget, and passes otherwise.
+#pragma once
+
+#include "lib/report/model.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <map>
+#include <string>
+
+namespace leakgate {
+
+struct Budgets {
+    std::map<std::string, std::int64_t> allowedGrowth; // check -> growth allowed, in its own unit
+    std::int64_t forCheck(const std::string& check) const;
+};
+
+// The defaults: no growth, except the noise the measurements have (launch: 0.01 per call; soak:
+// 512 KiB per 1000 steps).
+Budgets defaultBudgets();
+
+// A budgets file: `check = amount` lines, `#` comments, check names as the gate reports them.
+// Overrides the defaults. Throws UsageError for a line it cannot read or an unknown check.
+Budgets loadBudgets(const std::string& path);
+
+// The JSON of an earlier `leakgate gate --json`. Throws UsageError when it is not one.
+nlohmann::json loadBaseline(const std::string& path);
+
+void applyBaseline(Report& report, const nlohmann::json& baseline, const Budgets& budgets);
+
+} // namespace leakgate

@@ -1,0 +1,43 @@
+// `leakgate gate`: the release gate. Runs the workloads (decorate, import, launch, values, soak)
+// on a target, and where a baseline is needed on leakgate's reference runtime, each in its own
+// worker; a check fails when the target retains what the reference does not.
+#pragma once
+
+#include "lib/report/model.h"
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace leakgate {
+
+struct GateOptions {
+    std::string target;                      // a built-in name or a path; empty: the bundled default
+    std::vector<std::string> checks;         // check or workload names; empty: all
+    std::optional<std::string> python;       // --python
+    std::chrono::seconds timeout{300};       // per worker
+    std::int64_t sentinelBytes = 8 << 20;    // host payload of each sentinel
+    std::int64_t deviceSentinelBytes = 256ll << 20; // device payload per case; 0: none
+    std::int64_t soakSteps = 0;              // 0: run for soakSeconds
+    double soakSeconds = 30;                 // per target
+    std::int64_t distinctValues = 1'000'000; // the values workload's stream of distinct values
+    std::int64_t launchCalls = 2000;         // calls per measured launch run
+    int launchRuns = 5;                      // measured runs per launch case
+    std::string baseline;                    // JSON of an earlier gate run to judge figures against
+    std::string budgets;                     // budgets file for the baseline comparison
+    bool forwardOutput = true;
+    bool lint = false; // --lint: also the static audit of the target's sources (lib/commands/gate_lint.h)
+};
+
+// Every check the gate knows, in report order.
+const std::vector<std::string>& gateChecks();
+
+// The bundled default target: the model of nvidia-cutlass-dsl 4.6.1's decorators.
+std::string defaultGateTarget();
+
+// Throws UsageError for an unknown target or check (nothing ran).
+Report runGate(const GateOptions& options);
+
+} // namespace leakgate

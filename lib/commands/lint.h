@@ -1,0 +1,40 @@
+// `leakgate lint PATH...`: a static audit of Python sources for the code shapes that keep frames
+// alive (lib/lint/python_rules.py), run in a worker with CPython's own `ast` (a list of files
+// too long for one worker's command line is split across several), and of C/C++ extension
+// sources with libclang, in this process (lib/lint/cxx.h). Nothing in the sources is imported,
+// compiled or run.
+#pragma once
+
+#include "lib/report/model.h"
+
+#include <chrono>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace leakgate {
+
+struct LintOptions {
+    std::vector<std::string> paths;    // files, or directories searched for *.py and C/C++ sources
+    std::optional<std::string> python; // --python: whose `ast` parses; default: this build's
+    // C/C++: a compile_commands.json (or its directory); default: one at the top of a directory
+    // given in `paths` (or in its build/). Files it does not list get cxxFlags and -I includeDirs.
+    std::optional<std::string> compileCommands;
+    std::vector<std::string> cxxFlags;
+    std::vector<std::string> includeDirs;
+    std::chrono::seconds timeout{300};
+    bool forwardOutput = true;
+};
+
+// The Python rules, in report order; a finding's kind is "lint:" + rule. The C/C++ rules are
+// kCxxLintRules (lib/lint/cxx.h).
+inline constexpr const char* kLintRules[] = {"own-frame-local", "frame-stored"};
+
+// One check, `lint`: fail when any rule matched, pass otherwise. A file that does not parse (for
+// C/C++: a translation unit with errors) is listed in the result's details (`unparsed`) and does
+// not stop the run. In a build without libclang, C/C++ files get a second check, `lint-cxx`,
+// skipped with the reason. Throws UsageError when
+// nothing can run (no path, a path that does not exist, a Python of another version).
+Report runLint(const LintOptions& options);
+
+} // namespace leakgate

@@ -1,0 +1,1284 @@
+"""leakgate lint's rules: a static audit of Python sources for the code shapes that keep frames
+alive, found with CPython's own `ast` (nothing is imported or run).
+
+leakgate compiles this file under the name "<leakgate:lint>" inside a worker and calls
+`lint_paths`; `python3 python_rules.py PATH...` runs the same rules on its own, for debugging.
+Standard library only; Python 3.10 and later.
+
+Two rules:
+
+- `own-frame-local`: a local holds something that reaches the function's own frame and is still
+  bound when the function exits: the frame itself (inspect.currentframe(), sys._getframe(0),
+  inspect.stack()), an exception caught here or its traceback, sys.exc_info() inside one of its
+  handlers, or the exception it raises with `raise err`. The frame then refers to itself through
+  its locals: a reference cycle that keeps the frame, every caller's frame above it and all
+  their locals alive until the cyclic GC runs. A program with gc.disable() never frees them. A
+  caller's frame in a local (`inspect.currentframe().f_back`) is no cycle and is not reported.
+- `frame-stored`: a frame, a traceback or a caught exception is stored where it outlives the
+  call: on an attribute, into a container that is not a plain local, in a global or nonlocal,
+  a class attribute, or the cell of a nested function that may outlive the call (any but a
+  helper only ever called by name). A frame pins its f_back chain for as long as that store
+  lives.
+
+The decision is made on structured control flow: each statement maps the set of frame-holding
+bindings that may be live before it to the set after it; branches merge by union, loops run to a
+fixed point, `return`, `raise`, `break` and `continue` travel through the enclosing `finally`
+blocks and `except ... as` clean-ups as Python runs them. Exceptions a statement may raise
+implicitly are not modelled: a `del` that every explicit path reaches makes a local clean.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import json
+import os
+import sys
+from typing import NamedTuple
+
+OWN_FRAME_LOCAL = "own-frame-local"
+FRAME_STORED = "frame-stored"
+
+# What a value holds, as far as frames go. The "own" kinds reach the running function's frame.
+KIND_TEXT = {
+    "frame": "this function's own frame",
+    "tb_frame": "a frame from a traceback through this function: its own, or one it called",
+    "traceback": "a traceback through this function's frame",
+    "exception": "a caught exception, whose __traceback__ holds this function's frame",
+    "exc_info": "sys.exc_info(), whose traceback holds this function's frame",
+    "stack": "frame records from inspect.stack() or inspect.trace(), the first of which is this "
+             "function's own frame",
+    "frame_info": "the frame record of this function's own frame",
+    "holds_own": "a container holding this function's frame, a traceback or a caught exception",
+    "raised": "the exception it raises, whose __traceback__ gets this function's frame",
+    "caller": "a caller's frame",
+    "caller_info": "a frame record holding a caller's frame",
+    "callers": "frame records of the callers' frames",
+    "holds_caller": "a container holding a caller's frame",
+    # sys.exc_info() outside this function's handlers: an exception a caller is handling, whose
+    # traceback does not go through this frame.
+    "other_exc_info": "sys.exc_info() of an exception a caller is handling",
+    "other_exception": "an exception a caller is handling",
+    "other_traceback": "the traceback of an exception a caller is handling",
+}
+OWN_KINDS = frozenset(
+    {"frame", "tb_frame", "traceback", "exception", "exc_info", "stack", "frame_info", "holds_own",
+     "raised"})
+
+# Attribute reads that lead from one kind to another; every other attribute leaves frames behind.
+ATTRIBUTE_KIND = {
+    ("frame", "f_back"): "caller",
+    ("caller", "f_back"): "caller",
+    ("tb_frame", "f_back"): "tb_frame",
+    ("frame_info", "frame"): "frame",
+    ("caller_info", "frame"): "caller",
+    ("traceback", "tb_frame"): "tb_frame",
+    ("traceback", "tb_next"): "traceback",
+    ("exception", "__traceback__"): "traceback",
+    ("exception", "__context__"): "exception",
+    ("exception", "__cause__"): "exception",
+    ("other_exception", "__traceback__"): "other_traceback",
+    ("other_exception", "__context__"): "other_exception",
+    ("other_exception", "__cause__"): "other_exception",
+    ("other_traceback", "tb_frame"): "caller",
+    ("other_traceback", "tb_next"): "other_traceback",
+}
+
+# Attributes whose store is exception chaining (what `raise ... from` does), not a retention.
+CHAINING_ATTRIBUTES = frozenset({"__cause__", "__context__", "__traceback__", "__suppress_context__"})
+
+# Methods that put their arguments into the object they are called on.
+STORING_METHODS = frozenset({"append", "appendleft", "extend", "extendleft", "insert", "add",
+                             "setdefault", "update", "put", "put_nowait"})
+
+FIX_FRAME = ("Keep no local that names the frame: take what you need in one expression "
+             "(`inspect.currentframe().f_back` or `sys._getframe(1)` for the caller, or the file, "
+             "line and function captured eagerly); if a local must name it, `del` it (or set it to "
+             "None) in a `finally:` that every path runs.")
+FIX_EXCEPTION = ("Do not keep the exception, its traceback or sys.exc_info() in a local past the "
+                 "handler: keep `traceback.TracebackException`, the formatted text or the values you "
+                 "need, or `del` the variable (or set it to None) in a `finally:`.")
+FIX_STACK = ("inspect.stack() and inspect.trace() start at this function's own frame: read the "
+             "fields you need (`inspect.stack()[1].filename`) without binding the list, prefer "
+             "`sys._getframe(1)` for the caller, or `del` the variable in a `finally:`.")
+FIX_RAISED = ("Raise the exception without naming it in a local (`raise Error(...)`), or drop the "
+              "local on the way out: `try: raise err` / `finally: err = None`, as "
+              "socket.create_connection does.")
+FIX_CONTAINER = ("Put the formatted text or the values you need in the container instead of the "
+                 "frame or exception, or clear the container (`.clear()`, `del`, or rebind it to "
+                 "None) in a `finally:`.")
+FIX_STORED = ("Store what you need instead of the frame: the source location (file, line, function) "
+              "captured eagerly, a `traceback.FrameSummary`, or for an exception "
+              "`traceback.TracebackException` or its formatted text. A frame pins every caller's "
+              "frame and locals for as long as the store lives.")
+FIX_CLOSURE = ("Read what the nested function needs from the frame before defining it (file, line, "
+               "names) and capture those values, not the frame; or `del` the variable once the "
+               "nested function no longer needs it.")
+
+
+def describe(kind, scope):
+    """KIND_TEXT, for the scope at hand: a module's or a class body's frame is no function's."""
+    text = KIND_TEXT[kind]
+    if scope.kind == "module":
+        return text.replace("this function's", "the module's").replace("this function", "the module")
+    if scope.kind == "class":
+        return text.replace("this function's", "the class body's").replace("this function",
+                                                                            "the class body")
+    return text
+
+
+def own_fix(kind):
+    if kind in ("frame", "tb_frame"):
+        return FIX_FRAME
+    if kind in ("stack", "frame_info"):
+        return FIX_STACK
+    if kind == "holds_own":
+        return FIX_CONTAINER
+    if kind == "raised":
+        return FIX_RAISED
+    return FIX_EXCEPTION
+
+
+class Binding(NamedTuple):
+    """One assignment that made a name hold a frame-reaching value."""
+
+    kind: str
+    line: int
+    column: int  # 1-based
+    source: str  # the value as written, shortened
+
+
+# A state maps each name that may hold a frame-reaching value to the bindings that may be live;
+# None is an unreachable point.
+def merge(states):
+    live = [state for state in states if state is not None]
+    if not live:
+        return None
+    out = {}
+    for state in live:
+        for name, bindings in state.items():
+            out[name] = out.get(name, frozenset()) | bindings
+    return out
+
+
+def without(state, name):
+    if state is None or name not in state:
+        return state
+    out = dict(state)
+    del out[name]
+    return out
+
+
+def shorten(text, limit=70):
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def unparse(node):
+    try:
+        return shorten(ast.unparse(node))
+    except Exception:  # noqa: BLE001 - a label only
+        return "<expression>"
+
+
+# Scopes --------------------------------------------------------------------------------------------
+
+
+class Scope:
+    """A module, class, function, lambda or comprehension, with the names it binds and uses."""
+
+    def __init__(self, node, kind, qualname, parent):
+        self.node = node
+        self.kind = kind  # module, class, function, lambda, comprehension
+        self.qualname = qualname
+        self.parent = parent
+        self.children = []
+        self.bound = set()
+        self.params = set()
+        self.globals = set()
+        self.nonlocals = set()
+        self.first_use = {}  # name -> Name node: the first read here or in a nested scope
+        self.loads = {}  # name -> every Name node that reads it in this scope itself
+        self.definitions = set()  # names bound by class, def and import statements
+        if parent is not None:
+            parent.children.append(self)
+
+    def locals(self):
+        return self.bound - self.globals - self.nonlocals
+
+    def free_uses(self):
+        """Names read here or below that this scope does not bind, with their first read."""
+        uses = {}
+        for child in self.children:
+            for name, node in child.free_uses().items():
+                uses.setdefault(name, node)
+        for name, node in self.first_use.items():
+            uses.setdefault(name, node)
+        if self.kind == "class":  # a class body's names are invisible to the functions in it
+            return {name: node for name, node in uses.items() if name not in self.globals}
+        return {name: node for name, node in uses.items()
+                if name in self.globals or name not in self.bound}
+
+
+def _function_child_name(parent, name):
+    if parent is None or parent.kind == "module":
+        return name
+    if parent.kind == "class":
+        return f"{parent.qualname}.{name}"
+    return f"{parent.qualname}.<locals>.{name}"
+
+
+class ScopeBuilder(ast.NodeVisitor):
+    """Builds the scope tree: what each scope binds, declares global and reads."""
+
+    COMPREHENSIONS = {ast.ListComp: "<listcomp>", ast.SetComp: "<setcomp>",
+                      ast.DictComp: "<dictcomp>", ast.GeneratorExp: "<genexpr>"}
+
+    def __init__(self, tree):
+        self.scopes = {}  # node -> Scope
+        self.current = None  # the module scope has no parent
+        self.module = self.current = self._enter(tree, "module", "<module>")
+        for statement in tree.body:
+            self.visit(statement)
+
+    def _enter(self, node, kind, qualname):
+        scope = Scope(node, kind, qualname, self.current)
+        self.scopes[node] = scope
+        return scope
+
+    def _bind_name(self, name):
+        self.current.bound.add(name)
+
+    def _within(self, scope, visit):
+        saved, self.current = self.current, scope
+        try:
+            visit()
+        finally:
+            self.current = saved
+
+    def _arguments(self, args):
+        # Defaults and annotations belong to the enclosing scope.
+        for default in [*args.defaults, *[d for d in args.kw_defaults if d is not None]]:
+            self.visit(default)
+
+    def _parameter_names(self, args):
+        names = [a.arg for a in [*getattr(args, "posonlyargs", []), *args.args, *args.kwonlyargs]]
+        if args.vararg:
+            names.append(args.vararg.arg)
+        if args.kwarg:
+            names.append(args.kwarg.arg)
+        return names
+
+    def _function(self, node):
+        for decorator in node.decorator_list:
+            self.visit(decorator)
+        self._arguments(node.args)
+        self._bind_name(node.name)
+        self.current.definitions.add(node.name)
+        scope = self._enter(node, "function", _function_child_name(self.current, node.name))
+        scope.params.update(self._parameter_names(node.args))
+        scope.bound.update(scope.params)
+        self._within(scope, lambda: [self.visit(statement) for statement in node.body])
+
+    visit_FunctionDef = _function
+    visit_AsyncFunctionDef = _function
+
+    def visit_Lambda(self, node):
+        self._arguments(node.args)
+        scope = self._enter(node, "lambda", _function_child_name(self.current, "<lambda>"))
+        scope.params.update(self._parameter_names(node.args))
+        scope.bound.update(scope.params)
+        self._within(scope, lambda: self.visit(node.body))
+
+    def visit_ClassDef(self, node):
+        for expression in [*node.decorator_list, *node.bases, *[k.value for k in node.keywords]]:
+            self.visit(expression)
+        self._bind_name(node.name)
+        self.current.definitions.add(node.name)
+        scope = self._enter(node, "class", _function_child_name(self.current, node.name))
+        self._within(scope, lambda: [self.visit(statement) for statement in node.body])
+
+    def _comprehension(self, node):
+        # The first iterable is evaluated in the enclosing scope.
+        self.visit(node.generators[0].iter)
+        name = self.COMPREHENSIONS[type(node)]
+        scope = self._enter(node, "comprehension", f"{self.current.qualname}.{name}")
+
+        def body():
+            for index, generator in enumerate(node.generators):
+                self.visit(generator.target)
+                if index:
+                    self.visit(generator.iter)
+                for condition in generator.ifs:
+                    self.visit(condition)
+            if isinstance(node, ast.DictComp):
+                self.visit(node.key)
+                self.visit(node.value)
+            else:
+                self.visit(node.elt)
+
+        self._within(scope, body)
+
+    visit_ListComp = visit_SetComp = visit_DictComp = visit_GeneratorExp = _comprehension
+
+    def visit_NamedExpr(self, node):
+        self.visit(node.value)
+        scope = self.current
+        while scope.kind == "comprehension":  # a walrus binds in the enclosing function
+            scope = scope.parent
+        scope.bound.add(node.target.id)
+
+    def visit_Name(self, node):
+        if isinstance(node.ctx, ast.Load):
+            self.current.first_use.setdefault(node.id, node)
+            self.current.loads.setdefault(node.id, []).append(node)
+        else:
+            self._bind_name(node.id)
+
+    def visit_Global(self, node):
+        self.current.globals.update(node.names)
+
+    def visit_Nonlocal(self, node):
+        self.current.nonlocals.update(node.names)
+
+    def visit_Import(self, node):
+        for alias in node.names:
+            self._bind_name(alias.asname or alias.name.split(".")[0])
+            self.current.definitions.add(alias.asname or alias.name.split(".")[0])
+
+    def visit_ImportFrom(self, node):
+        for alias in node.names:
+            if alias.name != "*":
+                self._bind_name(alias.asname or alias.name)
+                self.current.definitions.add(alias.asname or alias.name)
+
+    def visit_ExceptHandler(self, node):
+        if node.type is not None:
+            self.visit(node.type)
+        if node.name:
+            self._bind_name(node.name)
+        for statement in node.body:
+            self.visit(statement)
+
+    def visit_MatchAs(self, node):
+        if node.pattern is not None:
+            self.visit(node.pattern)
+        if node.name:
+            self._bind_name(node.name)
+
+    def visit_MatchStar(self, node):
+        if node.name:
+            self._bind_name(node.name)
+
+    def visit_MatchMapping(self, node):
+        self.generic_visit(node)
+        if node.rest:
+            self._bind_name(node.rest)
+
+
+# Where frames come from ----------------------------------------------------------------------------
+
+
+class Imports:
+    """What the module's names for inspect and sys functions are (`import inspect as i`,
+    `from sys import _getframe`), across the whole file."""
+
+    DEFAULT = {"inspect": "inspect", "sys": "sys"}
+
+    def __init__(self, tree):
+        self.names = {}
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                for alias in node.names:
+                    if alias.asname:
+                        self.names[alias.asname] = alias.name
+                    else:
+                        top = alias.name.split(".")[0]
+                        self.names[top] = top
+            elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                for alias in node.names:
+                    self.names[alias.asname or alias.name] = f"{node.module}.{alias.name}"
+
+    def qualify(self, node):
+        if isinstance(node, ast.Name):
+            return self.names.get(node.id, self.DEFAULT.get(node.id))
+        if isinstance(node, ast.Attribute):
+            base = self.qualify(node.value)
+            return f"{base}.{node.attr}" if base else None
+        return None
+
+
+_BUILTIN_EXCEPTIONS = frozenset(
+    name for name, value in vars(builtins).items()
+    if isinstance(value, type) and issubclass(value, BaseException))
+
+
+def _is_exception_class(node, shadowed):
+    """A value that is an exception class (or None), never an instance: a builtin exception by
+    name (unless `shadowed(name)`: bound in this scope or an enclosing one), `x.__class__`,
+    `type(x)`."""
+    if isinstance(node, ast.Constant) and node.value is None:
+        return True
+    if isinstance(node, ast.Name):
+        return node.id in _BUILTIN_EXCEPTIONS and not shadowed(node.id)
+    if isinstance(node, ast.Attribute):
+        return node.attr == "__class__"
+    return (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+            and node.func.id == "type" and len(node.args) == 1 and not node.keywords)
+
+
+def _constant_int(node):
+    if isinstance(node, ast.Constant) and type(node.value) is int:
+        return node.value
+    if (isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub)
+            and isinstance(node.operand, ast.Constant) and isinstance(node.operand.value, int)):
+        return -node.operand.value
+    return None
+
+
+# The flow analysis -------------------------------------------------------------------------------
+
+
+class _FunctionContext:
+    """The function's exits: every live own-frame binding there is a finding."""
+
+    def __init__(self, analyzer):
+        self.analyzer = analyzer
+
+    def take(self, how, state, node):
+        if how != "implicit":  # an exception a statement may raise is not an exit we model
+            self.analyzer.check_exit(state, how, node)
+        return None
+
+
+class _LoopContext:
+    def __init__(self):
+        self.breaks = []
+        self.continues = []
+
+    def take(self, how, state, node):
+        if how == "break":
+            self.breaks.append(state)
+            return None
+        if how == "continue":
+            self.continues.append(state)
+            return None
+        return state
+
+
+class _FinallyContext:
+    """Holds every way out of a try body and its handlers until the finally block has run."""
+
+    def __init__(self):
+        self.pending = []
+
+    def take(self, how, state, node):
+        self.pending.append((how, state, node))
+        return None
+
+
+class _HandlerContext:
+    """A try body with except handlers: an explicit `raise` and any statement of the body (an
+    "implicit" raise) may enter a handler."""
+
+    def __init__(self, catches_all):
+        self.catches_all = catches_all
+        self.entries = []
+
+    def take(self, how, state, node):
+        if how in ("raise", "implicit"):
+            self.entries.append(state)
+            return None if self.catches_all else state
+        return state
+
+
+class _CleanupContext:
+    """`except E as name:` runs `del name` on every way out of the handler."""
+
+    def __init__(self, name):
+        self.name = name
+
+    def take(self, how, state, node):
+        return without(state, self.name)
+
+
+class FlowAnalyzer:
+    """Runs the statements of one scope (function, module or class body) over frame states."""
+
+    def __init__(self, linter, scope, captured):
+        self.linter = linter
+        self.scope = scope
+        self.captured = captured  # locals read by nested functions: reported as closures instead
+        self.stack = [_FunctionContext(self)]
+        self.ever = {}  # name -> every binding it ever had, for the closure rule
+        # Inside one of this function's except handlers, sys.exc_info() is the exception caught
+        # here, whose traceback starts at this frame; elsewhere it is a caller's.
+        self.handler_depth = 0
+
+    # Exits
+
+    def exit(self, how, state, node):
+        for context in reversed(self.stack):
+            state = context.take(how, state, node)
+            if state is None:
+                return
+
+    def check_exit(self, state, how, node):
+        if state is None:
+            return
+        if how == "raise":
+            exit_text = f"raises at line {node.lineno}"
+        elif how == "return" and node is not None:
+            exit_text = f"returns at line {node.lineno}"
+        else:
+            exit_text = "ends"
+        for name, bindings in sorted(state.items()):
+            if name in self.captured:
+                continue
+            for binding in sorted(bindings):
+                if self.scope.kind == "module" and binding.kind not in OWN_KINDS:
+                    self.linter.stored(self.scope, binding.line, binding.column, name,
+                                       f"module global `{name}`", binding.source, binding.kind)
+                elif binding.kind in OWN_KINDS:
+                    self.linter.own_local(self.scope, name, binding, exit_text)
+
+    # Values
+
+    def kinds(self, node, state):
+        """The kinds of frame-reaching values `node` may evaluate to (empty: none)."""
+        if isinstance(node, ast.Name):
+            return frozenset(binding.kind for binding in state.get(node.id, ()))
+        if isinstance(node, ast.Call):
+            return self._call_kinds(node, state)
+        if isinstance(node, ast.Attribute):
+            return frozenset(ATTRIBUTE_KIND[(kind, node.attr)]
+                             for kind in self.kinds(node.value, state)
+                             if (kind, node.attr) in ATTRIBUTE_KIND)
+        if isinstance(node, ast.Subscript):
+            return self._subscript_kinds(node, state)
+        if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
+            return self._holding(node.elts, state)
+        if isinstance(node, ast.Dict):
+            return self._holding([n for n in [*node.keys, *node.values] if n is not None], state)
+        if isinstance(node, ast.Starred):
+            return self.kinds(node.value, state)
+        if isinstance(node, ast.IfExp):
+            return self.kinds(node.body, state) | self.kinds(node.orelse, state)
+        if isinstance(node, ast.BoolOp):
+            return frozenset().union(*(self.kinds(value, state) for value in node.values))
+        if isinstance(node, ast.NamedExpr):
+            return self.kinds(node.value, state)
+        return frozenset()
+
+    def _holding(self, elements, state):
+        inner = frozenset().union(*(self.kinds(element, state) for element in elements))
+        if inner & OWN_KINDS:
+            return frozenset({"holds_own"})
+        if inner:
+            return frozenset({"holds_caller"})
+        return frozenset()
+
+    def _call_kinds(self, node, state):
+        name = self.linter.imports.qualify(node.func)
+        if name == "inspect.currentframe" and not node.args:
+            return frozenset({"frame"})
+        if name == "sys._getframe":
+            depth = _constant_int(node.args[0]) if node.args else 0
+            # A depth that is not a constant is taken to be a caller's (depth 0 is rarely computed).
+            return frozenset({"frame" if depth == 0 else "caller"})
+        if name == "inspect.stack":
+            return frozenset({"stack"})
+        if name == "inspect.trace":
+            return frozenset({"stack" if self.handler_depth else "callers"})
+        if name in ("inspect.getouterframes", "inspect.getinnerframes") and node.args:
+            inner = self.kinds(node.args[0], state)
+            if inner & OWN_KINDS:
+                return frozenset({"stack"})
+            return frozenset({"callers"}) if inner else frozenset()
+        if name == "sys.exc_info":
+            return frozenset({"exc_info" if self.handler_depth else "other_exc_info"})
+        if name == "sys.exception":
+            return frozenset({"exception" if self.handler_depth else "other_exception"})
+        if isinstance(node.func, ast.Attribute) and node.func.attr == "with_traceback":
+            # `e.with_traceback(None)` drops the traceback: the usual way to keep an exception
+            # without its frames.
+            dropped = (len(node.args) == 1 and not node.keywords
+                       and isinstance(node.args[0], ast.Constant) and node.args[0].value is None)
+            if not dropped and "exception" in self.kinds(node.func.value, state):
+                return frozenset({"exception"})
+        return frozenset()
+
+    def _subscript_kinds(self, node, state):
+        out = set()
+        index = node.slice
+        position = _constant_int(index)
+        for kind in self.kinds(node.value, state):
+            if kind in ("exc_info", "other_exc_info"):
+                prefix = "" if kind == "exc_info" else "other_"
+                if position is None:
+                    out.add(kind)
+                elif position in (1, -2):
+                    out.add(prefix + "exception")
+                elif position in (2, -1):
+                    out.add(prefix + "traceback")
+            elif kind in ("stack", "callers"):
+                if isinstance(index, ast.Slice):
+                    lower = _constant_int(index.lower) if index.lower is not None else 0
+                    out.add("stack" if kind == "stack" and lower == 0 else "callers")
+                elif kind == "stack" and position == 0:
+                    out.add("frame_info")
+                else:
+                    out.add("caller_info")
+            elif kind in ("frame_info", "caller_info") and position == 0:
+                out.add("frame" if kind == "frame_info" else "caller")
+        return frozenset(out)
+
+    # Bindings and stores
+
+    def binding(self, kind, node, value):
+        source = unparse(value) if value is not None else ""
+        return Binding(kind, node.lineno, node.col_offset + 1, source)
+
+    def bind(self, name, kinds, target, value, state):
+        if name in self.scope.globals or name in self.scope.nonlocals:
+            if kinds:
+                where = "global" if name in self.scope.globals else "nonlocal"
+                self.stored_value(target, name, kinds, value, f"{where} `{name}`")
+            return state
+        if self.scope.kind == "class":
+            if kinds:
+                self.stored_value(target, f"{self.scope.qualname}.{name}", kinds, value,
+                                  f"class attribute `{name}`")
+            return state
+        if not kinds:
+            return without(state, name)
+        bindings = frozenset(self.binding(kind, target, value) for kind in kinds)
+        self.ever.setdefault(name, set()).update(bindings)
+        out = dict(state)
+        out[name] = bindings
+        return out
+
+    def stored_value(self, node, name, kinds, value, where):
+        kind = sorted(kinds, key=lambda k: (k not in OWN_KINDS, k))[0]
+        self.linter.stored(self.scope, node.lineno, node.col_offset + 1, name, where, unparse(value),
+                           kind)
+
+    def plain_local(self, name):
+        if name in self.scope.globals or name in self.scope.nonlocals:
+            return False
+        if self.scope.kind == "module":
+            return True
+        return (self.scope.kind == "function" and name in self.scope.bound
+                and name not in self.scope.params)
+
+    def store_into(self, receiver, kinds, site, value, state):
+        """`receiver` (a container) is given a frame-reaching value."""
+        if not kinds:
+            return state
+        if isinstance(receiver, ast.Name) and self.plain_local(receiver.id):
+            holds = "holds_own" if kinds & OWN_KINDS else "holds_caller"
+            record = self.binding(holds, site, value)
+            self.ever.setdefault(receiver.id, set()).add(record)
+            out = dict(state)
+            out[receiver.id] = state.get(receiver.id, frozenset()) | {record}
+            return out
+        self.stored_value(site, unparse(receiver), kinds, value, f"container `{unparse(receiver)}`")
+        return state
+
+    def assign(self, target, kinds, value, state, positional=None):
+        """Binds `target` to a value of `kinds`; `value` is the expression, when it maps 1:1."""
+        if isinstance(target, ast.Name):
+            return self.bind(target.id, kinds, target, value, state)
+        if isinstance(target, ast.Starred):
+            return self.assign(target.value, kinds, value, state)
+        if isinstance(target, ast.Attribute):
+            state = self.effects(target.value, state)
+            if kinds and target.attr not in CHAINING_ATTRIBUTES:
+                shown = unparse(target)
+                self.stored_value(target, shown, kinds, value, f"attribute `{shown}`")
+            return state
+        if isinstance(target, ast.Subscript):
+            state = self.effects(target.value, state)
+            state = self.effects(target.slice, state)
+            return self.store_into(target.value, kinds, target, value, state)
+        if isinstance(target, (ast.Tuple, ast.List)):
+            elements = target.elts
+            starred = any(isinstance(element, ast.Starred) for element in elements)
+            if (isinstance(value, (ast.Tuple, ast.List)) and not starred
+                    and len(value.elts) == len(elements)
+                    and not any(isinstance(v, ast.Starred) for v in value.elts)):
+                pairs = [(element, self.kinds(v, state), v) for element, v in zip(elements, value.elts)]
+            elif kinds & {"exc_info", "other_exc_info"} and len(elements) == 3 and not starred:
+                prefix = "" if "exc_info" in kinds else "other_"
+                parts = [frozenset(), frozenset({prefix + "exception"}),
+                         frozenset({prefix + "traceback"})]
+                items = [ast.Subscript(value=value, slice=ast.Constant(index), ctx=ast.Load())
+                         for index in range(3)]  # shown as `sys.exc_info()[2]`
+                pairs = list(zip(elements, parts, items))
+            else:
+                pairs = [(element, frozenset(), None) for element in elements]
+            for element, element_kinds, element_value in pairs:
+                state = self.assign(element, element_kinds, element_value, state)
+            return state
+        return state
+
+    def effects(self, node, state):
+        """What evaluating an expression does to the state: walrus bindings and containers filled
+        by method calls. Nested scopes (lambdas, comprehensions) are analysed on their own."""
+        if node is None or state is None:
+            return state
+        pending = [node]
+        while pending:
+            current = pending.pop()
+            if isinstance(current, (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp,
+                                    ast.GeneratorExp)):
+                continue
+            if isinstance(current, ast.NamedExpr):
+                state = self.effects(current.value, state)
+                state = self.bind(current.target.id, self.kinds(current.value, state), current.target,
+                                  current.value, state)
+                continue
+            if isinstance(current, ast.Call) and isinstance(current.func, ast.Attribute):
+                method = current.func.attr
+                receiver = current.func.value
+                if method in STORING_METHODS:
+                    arguments = [*current.args, *[k.value for k in current.keywords]]
+                    kinds = frozenset().union(*(self.kinds(a, state) for a in arguments))
+                    shown = arguments[-1] if arguments else current
+                    state = self.store_into(receiver, kinds, current, shown, state)
+                elif method == "clear" and isinstance(receiver, ast.Name) and not current.args:
+                    bindings = state.get(receiver.id, frozenset())
+                    if bindings and all(b.kind in ("holds_own", "holds_caller") for b in bindings):
+                        state = without(state, receiver.id)
+            pending.extend(reversed(list(ast.iter_child_nodes(current))))
+        return state
+
+    # Conditions
+
+    @staticmethod
+    def _none_test(test):
+        """(name, whether the test is true when the name is None or empty), or (None, None)."""
+        if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+            name, when_true = FlowAnalyzer._none_test(test.operand)
+            return (name, None if when_true is None else not when_true)
+        if isinstance(test, ast.Name):
+            return test.id, False
+        if (isinstance(test, ast.Call) and isinstance(test.func, ast.Name) and test.func.id == "len"
+                and len(test.args) == 1 and isinstance(test.args[0], ast.Name)):
+            return test.args[0].id, False
+        if (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.left, ast.Name)
+                and isinstance(test.comparators[0], ast.Constant)
+                and test.comparators[0].value is None):
+            if isinstance(test.ops[0], (ast.Is, ast.Eq)):
+                return test.left.id, True
+            if isinstance(test.ops[0], (ast.IsNot, ast.NotEq)):
+                return test.left.id, False
+        return None, None
+
+    def narrow(self, test, state):
+        """(state where the test is true, state where it is false): a name tested against None
+        (or for emptiness) holds nothing on the branch where it is None."""
+        name, when_true = self._none_test(test)
+        if name is None or state is None or name not in state:
+            return state, state
+        cleared = without(state, name)
+        return (cleared, state) if when_true else (state, cleared)
+
+    @staticmethod
+    def _always_true(test):
+        return isinstance(test, ast.Constant) and bool(test.value)
+
+    # Statements
+
+    def run_block(self, statements, state):
+        for statement in statements:
+            if state is None:
+                break
+            state = self.run(statement, state)
+        return state
+
+    def run(self, node, state):
+        # Any statement may raise: the state before it reaches the enclosing handlers, through the
+        # finally blocks and `except ... as` clean-ups in between.
+        if any(isinstance(context, _HandlerContext) for context in self.stack):
+            self.exit("implicit", state, node)
+        method = getattr(self, "run_" + type(node).__name__, None)
+        if method is None:
+            return self.effects_of_children(node, state)
+        return method(node, state)
+
+    def effects_of_children(self, node, state):
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.expr):
+                state = self.effects(child, state)
+        return state
+
+    def run_Expr(self, node, state):
+        return self.effects(node.value, state)
+
+    def run_Assign(self, node, state):
+        state = self.effects(node.value, state)
+        kinds = self.kinds(node.value, state)
+        for target in node.targets:
+            state = self.assign(target, kinds, node.value, state)
+        return state
+
+    def run_AnnAssign(self, node, state):
+        if node.value is None:
+            return state
+        state = self.effects(node.value, state)
+        return self.assign(node.target, self.kinds(node.value, state), node.value, state)
+
+    def run_AugAssign(self, node, state):
+        state = self.effects(node.value, state)
+        kinds = self.kinds(node.value, state)
+        if not kinds:
+            return state
+        if isinstance(node.target, ast.Name):
+            return self.store_into(node.target, kinds, node.target, node.value, state)
+        return self.assign(node.target, kinds, node.value, state)
+
+    def run_Delete(self, node, state):
+        for target in node.targets:
+            if isinstance(target, ast.Name):
+                state = without(state, target.id)
+            elif isinstance(target, (ast.Tuple, ast.List)):
+                for element in target.elts:
+                    if isinstance(element, ast.Name):
+                        state = without(state, element.id)
+            else:
+                state = self.effects(target, state)
+        return state
+
+    def run_Return(self, node, state):
+        state = self.effects(node.value, state)
+        self.exit("return", state, node)
+        return None
+
+    def run_Raise(self, node, state):
+        state = self.effects(node.exc, state)
+        state = self.effects(node.cause, state)
+        # `raise err` puts this frame in err's traceback while the local `err` still names it.
+        # (`raise Error` with a class defined or imported here raises a new instance: no cycle.)
+        name = node.exc.id if isinstance(node.exc, ast.Name) else None
+        if (name is not None and self.scope.kind == "function" and name in self.scope.locals()
+                and name not in self.scope.definitions
+                and not any(b.kind in OWN_KINDS for b in state.get(name, ()))
+                and not self._names_a_class_only(name)):
+            state = dict(state)
+            state[name] = state.get(name, frozenset()) | {self.binding("raised", node.exc, node.exc)}
+        self.exit("raise", state, node)
+        return None
+
+    def _shadowed(self, name):
+        scope = self.scope
+        while scope is not None:
+            if scope.kind != "class" and name in scope.bound:
+                return True
+            scope = scope.parent
+        return False
+
+    def _names_a_class_only(self, name):
+        """Whether every binding of local `name` in this function is an exception class (a
+        builtin one by name, `x.__class__`, `type(x)`) or None: `raise name` then raises a new
+        instance that no local names. Flow-insensitive; a parameter or any other binding (for,
+        with, except, unpacking, walrus, augmented) is not known to be a class."""
+        if name in self.scope.params:
+            return False
+        if any(isinstance(node, ast.Nonlocal) and name in node.names
+               for node in ast.walk(self.scope.node)):
+            return False  # a nested function rebinds it
+        found = False
+        pending = list(self.scope.node.body)
+        while pending:
+            node = pending.pop()
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda,
+                                 ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)):
+                if getattr(node, "name", None) == name:
+                    return False
+                continue
+            if isinstance(node, ast.Assign) and any(
+                    isinstance(t, ast.Name) and t.id == name for t in node.targets):
+                if not all(isinstance(t, ast.Name) for t in node.targets):
+                    return False
+                if not _is_exception_class(node.value, self._shadowed):
+                    return False
+                found = True
+            elif isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Store):
+                return False  # any other binding: unpacking, for, with, walrus, augmented
+            elif isinstance(node, ast.ExceptHandler) and node.name == name:
+                return False
+            elif isinstance(node, (ast.Import, ast.ImportFrom)):
+                if any((alias.asname or alias.name.split(".")[0]) == name for alias in node.names):
+                    return False
+            if isinstance(node, ast.Assign):
+                # The targets were judged above; only the value may hold other bindings.
+                pending.append(node.value)
+                pending.extend(t for t in node.targets if not isinstance(t, ast.Name))
+                continue
+            pending.extend(ast.iter_child_nodes(node))
+        return found
+
+    def run_Break(self, node, state):
+        self.exit("break", state, node)
+        return None
+
+    def run_Continue(self, node, state):
+        self.exit("continue", state, node)
+        return None
+
+    def run_If(self, node, state):
+        state = self.effects(node.test, state)
+        when_true, when_false = self.narrow(node.test, state)
+        return merge([self.run_block(node.body, when_true), self.run_block(node.orelse, when_false)])
+
+    def run_Assert(self, node, state):
+        state = self.effects(node.test, state)
+        return self.narrow(node.test, state)[0]
+
+    def _loop(self, node, state, enter_body):
+        """Runs a loop to a fixed point. `enter_body(head)` gives the state at the top of the body
+        and the state when the loop ends normally."""
+        head = state
+        for _ in range(20):
+            context = _LoopContext()
+            self.stack.append(context)
+            body_state, _ = enter_body(head)
+            end = self.run_block(node.body, body_state)
+            self.stack.pop()
+            new_head = merge([state, end, *context.continues])
+            if new_head == head:
+                break
+            head = new_head
+        _, finished = enter_body(head)
+        normal = self.run_block(node.orelse, finished) if finished is not None else None
+        return merge([normal, *context.breaks])
+
+    def run_For(self, node, state):
+        state = self.effects(node.iter, state)
+        element = frozenset()
+        for kind in self.kinds(node.iter, state):
+            if kind in ("stack", "callers"):
+                element |= {"caller_info"}  # at the loop's end it names the outermost record
+
+        def enter(head):
+            if head is None:
+                return None, None
+            return self.assign(node.target, element, node.iter, head), head
+
+        return self._loop(node, state, enter)
+
+    run_AsyncFor = run_For
+
+    def run_While(self, node, state):
+        def enter(head):
+            if head is None:
+                return None, None
+            head = self.effects(node.test, head)
+            when_true, when_false = self.narrow(node.test, head)
+            return when_true, (None if self._always_true(node.test) else when_false)
+
+        return self._loop(node, state, enter)
+
+    def run_With(self, node, state):
+        for item in node.items:
+            state = self.effects(item.context_expr, state)
+            if item.optional_vars is not None:
+                state = self.assign(item.optional_vars, frozenset(), None, state)
+        return self.run_block(node.body, state)
+
+    run_AsyncWith = run_With
+
+    @staticmethod
+    def _catches_all(handler):
+        names = handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type]
+        return any(name is None
+                   or (isinstance(name, ast.Name) and name.id in ("Exception", "BaseException"))
+                   for name in names)
+
+    def run_Try(self, node, state):
+        finally_context = _FinallyContext() if node.finalbody else None
+        if finally_context:
+            self.stack.append(finally_context)
+        handler_context = None
+        if node.handlers:
+            handler_context = _HandlerContext(any(self._catches_all(h) for h in node.handlers))
+            handler_context.entries.append(state)
+            self.stack.append(handler_context)
+        body = self.run_block(node.body, state)
+        if handler_context:
+            self.stack.pop()
+        outcomes = [self.run_block(node.orelse, body) if body is not None else None]
+        if handler_context:
+            entry = merge(handler_context.entries)
+            for handler in node.handlers:
+                handler_state = entry
+                if handler.name:
+                    # Not through bind(): Python deletes the name when the handler ends, so it is
+                    # neither a store nor something a closure could keep.
+                    handler_state = dict(handler_state)
+                    handler_state[handler.name] = frozenset({self.binding("exception", handler, None)})
+                    self.stack.append(_CleanupContext(handler.name))
+                self.handler_depth += 1
+                end = self.run_block(handler.body, handler_state)
+                self.handler_depth -= 1
+                if handler.name:
+                    self.stack.pop()
+                    end = without(end, handler.name)
+                outcomes.append(end)
+        normal = merge(outcomes)
+        if not finally_context:
+            return normal
+        self.stack.pop()
+        by_way = {}
+        for how, pending_state, pending_node in finally_context.pending:
+            states, first_node = by_way.get(how, ([], pending_node))
+            states.append(pending_state)
+            by_way[how] = (states, first_node)
+        for how, (states, first_node) in by_way.items():
+            after = self.run_block(node.finalbody, merge(states))
+            if after is not None:
+                self.exit(how, after, first_node)
+        return self.run_block(node.finalbody, normal) if normal is not None else None
+
+    run_TryStar = run_Try
+
+    def run_Match(self, node, state):
+        state = self.effects(node.subject, state)
+        outcomes = []
+        irrefutable = False
+        for case in node.cases:
+            case_state = state
+            for name_node in ast.walk(case.pattern):
+                for name in (getattr(name_node, "name", None), getattr(name_node, "rest", None)):
+                    if isinstance(name, str):
+                        case_state = without(case_state, name)
+            case_state = self.effects(case.guard, case_state)
+            outcomes.append(self.run_block(case.body, case_state))
+            pattern = case.pattern
+            if case.guard is None and isinstance(pattern, ast.MatchAs) and pattern.pattern is None:
+                irrefutable = True
+        if not irrefutable:
+            outcomes.append(state)
+        return merge(outcomes)
+
+    def _definition(self, node, state):
+        for expression in node.decorator_list:
+            state = self.effects(expression, state)
+        return self.bind(node.name, frozenset(), node, None, state)
+
+    run_FunctionDef = run_AsyncFunctionDef = run_ClassDef = _definition
+
+    def run_Import(self, node, state):
+        for alias in node.names:
+            state = self.bind(alias.asname or alias.name.split(".")[0], frozenset(), node, None, state)
+        return state
+
+    def run_ImportFrom(self, node, state):
+        for alias in node.names:
+            if alias.name != "*":
+                state = self.bind(alias.asname or alias.name, frozenset(), node, None, state)
+        return state
+
+    def run_Global(self, node, state):
+        return state
+
+    run_Nonlocal = run_Pass = run_Global
+
+    # The whole scope
+
+    def analyze(self):
+        body = self.scope.node.body
+        end = self.run_block(body, {})
+        if end is not None:
+            self.check_exit(end, "end", None)
+
+
+# The linter ---------------------------------------------------------------------------------------
+
+
+class Finding(NamedTuple):
+    rule: str
+    file: str
+    line: int
+    column: int
+    function: str
+    name: str
+    message: str
+    fix: str
+
+
+class FileLinter:
+    def __init__(self, path, tree):
+        self.path = path
+        self.tree = tree
+        self.imports = Imports(tree)
+        self.findings = {}  # (rule, line, column, name) -> Finding, first one kept
+
+    def _add(self, finding):
+        key = (finding.rule, finding.line, finding.column, finding.name)
+        self.findings.setdefault(key, finding)
+
+    def own_local(self, scope, name, binding, exit_text):
+        assigned = f"`{name}` = `{binding.source}` (line {binding.line})"
+        if binding.kind == "raised":
+            message = (f"`raise {name}` (line {binding.line}) raises the exception that local `{name}` "
+                       f"still names: raising puts the frame of `{scope.qualname}` in its "
+                       f"__traceback__, so the frame reaches itself through its locals, a reference "
+                       f"cycle that keeps it, every caller's frame and all their locals alive until "
+                       f"the cyclic GC runs")
+        elif scope.kind == "module":
+            message = (f"module global {assigned} holds {describe(binding.kind, scope)}: the module's "
+                       f"frame reaches itself through its globals, a reference cycle that keeps it and "
+                       f"the frames that imported it alive as long as the module lives")
+        else:
+            message = (f"local {assigned} holds {describe(binding.kind, scope)}, and is still bound "
+                       f"when `{scope.qualname}` {exit_text}: the frame reaches itself through its "
+                       f"locals, a reference cycle that keeps it, every caller's frame and all their "
+                       f"locals alive until the cyclic GC runs")
+        self._add(Finding(OWN_FRAME_LOCAL, self.path, binding.line, binding.column, scope.qualname,
+                          name, message, own_fix(binding.kind)))
+
+    def stored(self, scope, line, column, name, where, value, kind):
+        message = (f"{where} is given `{value}`, {describe(kind, scope)}, in `{scope.qualname}`: the "
+                   f"store outlives the call and pins the frame's f_back chain, every caller's frame "
+                   f"and all their locals, as long as it lives")
+        self._add(Finding(FRAME_STORED, self.path, line, column, scope.qualname, name, message,
+                          FIX_STORED))
+
+    def closure(self, scope, child, name, use, bindings):
+        kind = sorted((b.kind for b in bindings), key=lambda k: (k not in OWN_KINDS, k))[0]
+        source = sorted(bindings)[0]
+        nested = "a lambda" if child.kind == "lambda" else f"nested function `{child.qualname}`"
+        message = (f"{nested} captures local `{name}` = `{source.source}` (line {source.line}) of "
+                   f"`{scope.qualname}`, {describe(kind, scope)}: the closure cell keeps it, and "
+                   f"every frame it pins, alive as long as the function object lives")
+        self._add(Finding(FRAME_STORED, self.path, use.lineno, use.col_offset + 1, scope.qualname, name,
+                          message, FIX_CLOSURE))
+
+    def run(self):
+        builder = ScopeBuilder(self.tree)
+        self.called = set()  # ids of the Name nodes that are called: `helper(...)`
+        self.lambda_names = {}  # id of a lambda -> the one name it is assigned to
+        for node in ast.walk(self.tree):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+                self.called.add(id(node.func))
+            elif (isinstance(node, ast.Assign) and isinstance(node.value, ast.Lambda)
+                  and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)):
+                self.lambda_names[id(node.value)] = node.targets[0].id
+        for scope in builder.scopes.values():
+            if scope.kind in ("lambda", "comprehension"):
+                continue
+            captures = self._captures(scope)
+            analyzer = FlowAnalyzer(self, scope, set(captures))
+            analyzer.analyze()
+            for name, (child, use) in sorted(captures.items()):
+                bindings = analyzer.ever.get(name)
+                if bindings:
+                    self.closure(scope, child, name, use, bindings)
+        return sorted(self.findings.values(), key=lambda f: (f.line, f.column, f.rule, f.name))
+
+    def _escapes(self, scope, child):
+        """Whether a nested function of `scope` may outlive the call: anything but a helper that
+        is only ever called by name in `scope` itself."""
+        node = child.node
+        if isinstance(node, ast.Lambda):
+            name = self.lambda_names.get(id(node))
+            if name is None:
+                return True
+        else:
+            if node.decorator_list:
+                return True
+            name = node.name
+        if name in scope.globals or name in scope.nonlocals:
+            return True
+        if any(id(use) not in self.called for use in scope.loads.get(name, ())):
+            return True
+        # Another nested function that reads it could hand it on.
+        return any(other is not child and name in other.free_uses() for other in scope.children)
+
+    def _captures(self, scope):
+        """Locals of a function read by nested functions or lambdas that may outlive the call:
+        name -> (child, first read)."""
+        if scope.kind != "function":
+            return {}
+        local_names = scope.locals()
+        out = {}
+
+        def visit(child, direct):
+            if child.kind in ("function", "lambda"):
+                if direct and not self._escapes(scope, child):
+                    return
+                for name, use in child.free_uses().items():
+                    if name in local_names:
+                        out.setdefault(name, (child, use))
+            else:  # what a comprehension or class body defines is kept in a list or a class
+                for grandchild in child.children:
+                    visit(grandchild, False)
+
+        for child in scope.children:
+            visit(child, True)
+        return out
+
+
+def lint_source(path, source):
+    """The findings of one file's source (bytes or text). Raises SyntaxError (or ValueError for
+    null bytes) when it does not parse."""
+    tree = ast.parse(source, filename=path)
+    return FileLinter(path, tree).run()
+
+
+def python_files(paths):
+    """Files to check: each path itself, or the *.py files under a directory, in sorted order."""
+    for path in paths:
+        if os.path.isdir(path):
+            for root, dirs, files in os.walk(path):
+                dirs[:] = sorted(d for d in dirs if d != "__pycache__" and not d.startswith("."))
+                for name in sorted(files):
+                    if name.endswith(".py"):
+                        yield os.path.join(root, name)
+        else:
+            yield path
+
+
+def lint_paths(paths):
+    """Lints every file under `paths`; returns a JSON text: {"files": N, "findings": [...],
+    "unparsed": [{"file", "line", "message"}]}. A file that cannot be read or parsed is listed
+    in `unparsed` and the others are still checked."""
+    findings = []
+    unparsed = []
+    files = 0
+    for path in python_files(paths):
+        path = os.path.abspath(path)
+        files += 1
+        try:
+            with open(path, "rb") as handle:
+                source = handle.read()
+            findings.extend(lint_source(path, source))
+        except SyntaxError as error:
+            unparsed.append({"file": path, "line": error.lineno or 0,
+                             "message": f"does not parse: {error.msg or error}"})
+        except ValueError as error:  # null bytes, an undecodable source
+            unparsed.append({"file": path, "line": 0, "message": f"does not parse: {error}"})
+        except RecursionError:
+            unparsed.append({"file": path, "line": 0, "message": "too deeply nested to analyse"})
+        except OSError as error:
+            unparsed.append({"file": path, "line": 0,
+                             "message": f"cannot read: {error.strerror or error}"})
+    return json.dumps({"files": files, "findings": [f._asdict() for f in findings],
+                       "unparsed": unparsed})
+
+
+def main(argv):
+    result = json.loads(lint_paths(argv or ["."]))
+    for finding in result["findings"]:
+        print(f"{finding['file']}:{finding['line']}:{finding['column']}: {finding['rule']} "
+              f"[{finding['function']}] {finding['name']}: {finding['message']}")
+    for entry in result["unparsed"]:
+        print(f"{entry['file']}:{entry['line']}: not checked: {entry['message']}")
+    print(f"{len(result['findings'])} findings in {result['files']} files")
+    return 1 if result["findings"] else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

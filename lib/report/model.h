@@ -1,0 +1,140 @@
+// The one report model. Workers fill WorkloadResults, the parent gathers them into a Report,
+// and only the writers (report_text.cpp, report_json.cpp) format it. The same JSON encoding
+// carries a WorkloadResult from a worker to the parent over its result pipe.
+#pragma once
+
+#include "lib/base/errors.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace leakgate {
+
+inline constexpr const char* kSchema = "leakgate/1";
+
+// One Python frame, as a person reads it: qualified name and file:line.
+struct FrameInfo {
+    std::string function;
+    std::string file;
+    int line = 0;
+};
+
+// One labelled edge of a reference path: `kind` is local, cell, attribute, item, key, f_back,
+// tb_frame, tb_next, __traceback__, __context__, ...; `label` is how a person reads the edge
+// ("local `cur_frame`"); `to` names the object the edge reaches.
+struct PathStep {
+    std::string kind;
+    std::string label;
+    std::string to;
+};
+
+// One explained retention: a frame cycle in cyclic garbage, or a frame kept alive by a root.
+struct Finding {
+    std::string kind;                // "frame-cycle" or "retained-frame"
+    std::string summary;             // one line: the culprit and what closes the cycle
+    std::vector<FrameInfo> frames;   // culprit first, then the frames it pins through f_back
+    int harnessFrames = 0;           // leakgate's own frames in that chain, left out of `frames`
+    std::vector<std::string> locals; // variable names on the path that closes the cycle
+    std::vector<PathStep> path;      // the labelled path (culprit back to itself, or root to frame)
+    std::string root;                // retained-frame: the live root the path starts from
+    std::int64_t objects = 0;        // objects pinned (estimate)
+    std::int64_t bytes = 0;          // their summed sys.getsizeof (estimate)
+    std::string fix;                 // the fix pattern, in words
+};
+
+enum class Status { kPass, kFail, kSkip, kError };
+const char* toString(Status status);
+Status statusFromString(const std::string& text);
+
+struct CheckResult {
+    std::string name;
+    Status status = Status::kPass;
+    std::string reason;
+    std::optional<std::int64_t> amount; // the figure compared with the reference (bytes pinned)
+};
+
+// What happened to one sentinel (MEASURES.md): freed-by-refcount, freed-by-gc-only or
+// never-freed.
+struct SentinelVerdict {
+    std::string label; // where it was placed: "kernel(options)@depth2"
+    std::string kind;  // payload kind: host, device, torch
+    std::int64_t bytes = 0;
+    std::string verdict;
+};
+
+// Why a workload's measurement is invalid: it raised, crashed, hung or re-enabled gc.
+struct WorkloadError {
+    std::string message;
+    std::optional<int> signal;
+    std::string stderrTail;
+};
+
+struct WorkloadResult {
+    std::string workload;               // "scan", "decorate", ...
+    std::string subject;                // the script or target it ran on
+    std::string role = "target";        // "target", or "reference": the baseline it is compared with
+    std::optional<WorkloadError> error; // set: the result is an `error` result
+    std::vector<CheckResult> checks;
+    std::vector<Finding> findings;
+    std::vector<SentinelVerdict> sentinels;
+    nlohmann::json details = nlohmann::json::object(); // workload-specific facts
+    double seconds = 0;
+
+    bool ok() const { return !error.has_value(); }
+};
+
+struct Report {
+    std::string command;
+    std::string pythonVersion;
+    std::string pythonExecutable;
+    std::vector<WorkloadResult> results;
+
+    // Failures count only in target results (the reference is the baseline); errors count in
+    // every result.
+    ExitCode exitCode() const;
+    // The target's findings (the reference's stay in its results).
+    std::vector<const Finding*> findings() const;
+};
+
+// The report of `leakgate bisect`: the gate's Report per release.
+struct BisectRow {
+    std::string version;
+    std::optional<std::string> error; // the environment could not be made: an `error` row
+    std::optional<Report> report;     // the gate's report in that environment
+    std::map<std::string, Status> statuses;
+};
+
+struct BisectReport {
+    std::string package;
+    std::string target;
+    std::string pythonVersion;
+    std::vector<std::string> checks;
+    std::vector<BisectRow> rows;
+    std::map<std::string, std::string> firstBad;  // check -> earliest version where it fails
+    std::map<std::string, std::string> firstGood; // check -> earliest version where it passes
+
+    ExitCode exitCode() const;
+};
+
+// JSON encodings (ADL hooks for nlohmann::json).
+void to_json(nlohmann::json& out, const FrameInfo& frame);
+void from_json(const nlohmann::json& in, FrameInfo& frame);
+void to_json(nlohmann::json& out, const PathStep& step);
+void from_json(const nlohmann::json& in, PathStep& step);
+void to_json(nlohmann::json& out, const Finding& finding);
+void from_json(const nlohmann::json& in, Finding& finding);
+void to_json(nlohmann::json& out, const CheckResult& check);
+void from_json(const nlohmann::json& in, CheckResult& check);
+void to_json(nlohmann::json& out, const SentinelVerdict& sentinel);
+void from_json(const nlohmann::json& in, SentinelVerdict& sentinel);
+void to_json(nlohmann::json& out, const WorkloadError& error);
+void from_json(const nlohmann::json& in, WorkloadError& error);
+void to_json(nlohmann::json& out, const WorkloadResult& result);
+void from_json(const nlohmann::json& in, WorkloadResult& result);
+
+} // namespace leakgate

@@ -1,0 +1,66 @@
+#include "lib/report/writers/json.h"
+
+namespace leakgate {
+
+using nlohmann::json;
+
+json toJson(const Report& report) {
+    // `checks` and `findings` are flattened across workloads (each tagged with its workload) so
+    // that CI scripts need not walk `results`; `results` keeps the per-workload view.
+    json checks = json::array();
+    json findings = json::array();
+    for (const auto& result : report.results) {
+        if (result.role != "target") continue; // the baseline stays in `results`
+        for (const auto& check : result.checks) {
+            json entry = check;
+            entry["workload"] = result.workload;
+            checks.push_back(std::move(entry));
+        }
+        for (const auto& finding : result.findings) {
+            json entry = finding;
+            entry["workload"] = result.workload;
+            findings.push_back(std::move(entry));
+        }
+    }
+    return json{{"schema", kSchema},
+                {"tool", {{"name", "leakgate"}, {"version", LEAKGATE_VERSION}}},
+                {"command", report.command},
+                {"python", {{"version", report.pythonVersion}, {"executable", report.pythonExecutable}}},
+                {"exit_code", static_cast<int>(report.exitCode())},
+                {"results", report.results},
+                {"checks", std::move(checks)},
+                {"findings", std::move(findings)}};
+}
+
+std::string formatJson(const Report& report) {
+    return toJson(report).dump(2, ' ', false, json::error_handler_t::replace) + "\n";
+}
+
+std::string formatBisectJson(const BisectReport& report) {
+    json versions = json::array();
+    for (const auto& row : report.rows) {
+        json statuses = json::object();
+        for (const auto& [check, status] : row.statuses)
+            statuses[check] = toString(status);
+        versions.push_back({{"version", row.version},
+                            {"status", row.error ? "error" : "ok"},
+                            {"error", row.error ? json(*row.error) : json(nullptr)},
+                            {"checks", statuses},
+                            {"report", row.report ? toJson(*row.report) : json(nullptr)}});
+    }
+    return json{{"schema", kSchema},
+                {"tool", {{"name", "leakgate"}, {"version", LEAKGATE_VERSION}}},
+                {"command", "bisect"},
+                {"package", report.package},
+                {"target", report.target},
+                {"python", {{"version", report.pythonVersion}}},
+                {"exit_code", static_cast<int>(report.exitCode())},
+                {"checks", report.checks},
+                {"versions", versions},
+                {"first_bad", report.firstBad},
+                {"first_good", report.firstGood}}
+               .dump(2, ' ', false, json::error_handler_t::replace) +
+           "\n";
+}
+
+} // namespace leakgate

@@ -1,0 +1,14 @@
+// The JSON writer: schema leakgate/1, documented in the README.
+#pragma once
+
+#include "lib/report/model.h"
+
+#include <string>
+
+namespace leakgate {
+
+nlohmann::json toJson(const Report& report);
+std::string formatJson(const Report& report);
+std::string formatBisectJson(const BisectReport& report);
+
+} // namespace leakgate

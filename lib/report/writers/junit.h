@@ -1,0 +1,22 @@
+// The JUnit XML writer, for CI systems that show test results (Jenkins, GitLab, GitHub actions
+// that read JUnit): a <testsuite> per (subject, role), a <testcase> per check.
+#pragma once
+
+#include "lib/report/model.h"
+
+#include <string>
+#include <string_view>
+
+namespace leakgate {
+
+std::string formatJunit(const Report& report);
+
+enum class MarkupContext { kText, kAttribute };
+
+// `text` made safe for XML 1.0 and for HTML, as element content or as a quoted attribute value:
+// & < > " ' escaped, invalid UTF-8 replaced with U+FFFD, and the characters XML 1.0 forbids (C0
+// controls other than tab, newline and carriage return; U+FFFE, U+FFFF) written as `\xNN` text.
+// The target's stderr and names reach the reports unfiltered, so every string goes through here.
+std::string escapeMarkup(std::string_view text, MarkupContext context = MarkupContext::kText);
+
+} // namespace leakgate

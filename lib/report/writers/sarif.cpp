@@ -1,0 +1,284 @@
+#include "lib/report/writers/sarif.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cstdint>
+#include <set>
+
+namespace leakgate {
+namespace {
+
+using nlohmann::json;
+namespace fs = std::filesystem;
+
+constexpr const char* kSourceRoot = "%SRCROOT%";
+constexpr const char* kFingerprintKey = "leakgate/v1";
+
+struct Rule {
+    const char* id;
+    const char* name;
+    const char* shortDescription;
+    const char* help;
+};
+
+// One rule per finding kind. The help is the fix pattern in general; each result carries the fix
+// for its own case in its properties.
+constexpr Rule kRules[] = {
+    {"frame-cycle", "FrameCycle",
+     "A frame sits in a reference cycle: it and every frame it pins through f_back stay alive until the "
+     "cyclic garbage collector runs, which never happens under gc.disable().",
+     "Keep no frame object in a local, a closure cell or an attribute reachable from the frame itself: "
+     "capture the source location (file, line, function) eagerly instead, read the fields of "
+     "sys._getframe(1) in one expression, or `del` the variable in a `finally`. Do not keep an "
+     "exception "
+     "or traceback past its handler: keep traceback.TracebackException or formatted text."},
+    {"retained-frame", "RetainedFrame",
+     "A frame outlived its call after a full collection: a live object (a module attribute, a registry, "
+     "a function attribute) keeps it and everything it references.",
+     "Do not store frame objects on long-lived objects: capture the source location (file, line, "
+     "function) eagerly and store that instead."},
+    {"launch-allocations", "LaunchAllocations",
+     "Each launch allocates more per scalar argument than the reference runtime.",
+     "Pack each immutable scalar once: cache the packed result keyed by type and exact bit pattern "
+     "(bounded), and hand out results the caller cannot corrupt."},
+    {"launch-net-blocks", "LaunchNetBlocks",
+     "Each launch keeps memory blocks that the reference runtime frees: memory grows with every launch.",
+     "Whatever each call keeps must be bounded: free it by reference counting or cap the cache."},
+    {"launch-cyclic-garbage", "LaunchCyclicGarbage",
+     "Each launch leaves reference cycles: with gc disabled each one is a leak.",
+     "Do not leave reference cycles per launch (ctypes.cast and pointer() keep their sources in "
+     "_objects); build the argument without a cycle, or break it before returning."},
+};
+
+std::uint64_t fnv1a64(std::string_view data) {
+    std::uint64_t hash = 14695981039346656037ull;
+    for (unsigned char byte : data) {
+        hash ^= byte;
+        hash *= 1099511628211ull;
+    }
+    return hash;
+}
+
+// `0x7f3a...` becomes `0x?`: an address differs in every run.
+std::string withoutAddresses(std::string_view text) {
+    std::string out;
+    for (size_t at = 0; at < text.size();) {
+        if (text.substr(at, 2) == "0x" && at + 2 < text.size() &&
+            std::isxdigit(static_cast<unsigned char>(text[at + 2]))) {
+            out += "0x?";
+            at += 2;
+            while (at < text.size() && std::isxdigit(static_cast<unsigned char>(text[at])))
+                ++at;
+            continue;
+        }
+        out += text[at++];
+    }
+    return out;
+}
+
+std::string baseName(const std::string& file) {
+    return fs::path(file).filename().string();
+}
+
+bool isLaunchKind(const std::string& kind) {
+    return kind.starts_with("launch-");
+}
+
+// `<string>`, `<stdin>`, `<frozen importlib._bootstrap>`: code with no file a service can show.
+// (A real file may start with `<` too, which is why the name must end with `>` as well.)
+bool isPseudoFile(const std::string& file) {
+    return file.empty() || (file.front() == '<' && file.back() == '>');
+}
+
+// The frame a location points at: the culprit, or the first after it that lives in a real file.
+const FrameInfo* locatedFrame(const Finding& finding) {
+    for (const auto& frame : finding.frames) {
+        if (!isPseudoFile(frame.file)) return &frame;
+    }
+    return nullptr;
+}
+
+// RFC 3986: everything but the unreserved characters and `/` percent-encoded, so a file name with
+// spaces, `<`, `#` or non-ASCII bytes is still one well-formed URI reference.
+std::string percentEncode(std::string_view path) {
+    std::string out;
+    for (unsigned char c : path) {
+        if (std::isalnum(c) || c == '-' || c == '.' || c == '_' || c == '~' || c == '/') {
+            out += static_cast<char>(c);
+        } else {
+            out += fmt::format("%{:02X}", c);
+        }
+    }
+    return out;
+}
+
+json artifactLocation(const std::string& file, const fs::path& sourceRoot) {
+    fs::path path = fs::path(file).lexically_normal();
+    if (!sourceRoot.empty()) {
+        // A relative name is relative to the directory leakgate (and so its worker) ran in.
+        fs::path root = sourceRoot.lexically_normal();
+        if (path.is_relative()) path = (root / path).lexically_normal();
+        fs::path relative = path.lexically_relative(root);
+        if (!relative.empty() && *relative.begin() != "..") path = relative;
+    }
+    if (path.is_absolute()) return {{"uri", "file://" + percentEncode(path.string())}};
+    return {{"uri", percentEncode(path.string())}, {"uriBaseId", kSourceRoot}};
+}
+
+json physicalLocation(const std::string& file, int line, const fs::path& sourceRoot) {
+    json location = {{"artifactLocation", artifactLocation(file, sourceRoot)}};
+    if (line > 0) location["region"] = {{"startLine", line}};
+    return location;
+}
+
+json resultLocation(const Finding& finding, const WorkloadResult& result, const fs::path& sourceRoot) {
+    json location;
+    if (const FrameInfo* frame = locatedFrame(finding)) {
+        location["physicalLocation"] = physicalLocation(frame->file, frame->line, sourceRoot);
+        if (!isLaunchKind(finding.kind)) {
+            // A launch finding's "function" is the allocation count at the site, not a name.
+            location["logicalLocations"] =
+                json::array({{{"fullyQualifiedName", frame->function}, {"kind", "function"}}});
+        }
+        return location;
+    }
+    // GitHub code scanning rejects a whole file when one result has no artifact URI, so a finding
+    // with no file of its own points at what the workload ran on.
+    const std::string& file = finding.frames.empty() ? result.subject : finding.frames.front().file;
+    location["physicalLocation"] = physicalLocation(file.empty() ? "unknown" : file, 0, sourceRoot);
+    return location;
+}
+
+json relatedLocations(const Finding& finding, const fs::path& sourceRoot) {
+    json related = json::array();
+    const FrameInfo* located = locatedFrame(finding);
+    int id = 1;
+    for (const auto& frame : finding.frames) {
+        if (&frame == located || isPseudoFile(frame.file)) continue;
+        std::string text = isLaunchKind(finding.kind)
+                               ? fmt::format("allocation site: {}", frame.function)
+                               : fmt::format("pinned frame of `{}`", frame.function);
+        related.push_back({{"id", id++},
+                           {"physicalLocation", physicalLocation(frame.file, frame.line, sourceRoot)},
+                           {"message", {{"text", text}}}});
+    }
+    return related;
+}
+
+json ruleJson(const Rule& rule) {
+    return {{"id", rule.id},
+            {"name", rule.name},
+            {"shortDescription", {{"text", rule.shortDescription}}},
+            {"fullDescription", {{"text", rule.shortDescription}}},
+            {"help", {{"text", rule.help}}},
+            {"defaultConfiguration", {{"level", "error"}}},
+            {"properties", {{"tags", json::array({"memory", "leak"})}}}};
+}
+
+} // namespace
+
+std::string findingFingerprint(const Finding& finding, const WorkloadResult& result) {
+    std::vector<std::string> parts{finding.kind};
+    if (!finding.frames.empty()) {
+        const FrameInfo& culprit = finding.frames.front();
+        parts.push_back(baseName(culprit.file));
+        // A launch finding's frame is an allocation site: its "function" is a measured count, so the
+        // culprit's own line is what names the site.
+        parts.push_back(isLaunchKind(finding.kind) ? std::to_string(culprit.line) : culprit.function);
+    } else {
+        // Nothing located it: the same kind of leak in the same workload on the same target is the
+        // same alert.
+        parts.push_back(result.workload);
+        parts.push_back(fs::path(result.subject).filename().string());
+    }
+    std::set<std::string> locals(finding.locals.begin(), finding.locals.end());
+    parts.insert(parts.end(), locals.begin(), locals.end());
+    if (finding.kind == "launch-cyclic-garbage") {
+        // "12 cycles of [CField, tuple]": the shapes identify it, the counts vary with the run.
+        std::set<std::string> shapes;
+        for (const auto& step : finding.path) {
+            size_t of = step.label.find(" cycles of ");
+            shapes.insert(of == std::string::npos ? step.label : step.label.substr(of + 11));
+        }
+        parts.insert(parts.end(), shapes.begin(), shapes.end());
+    }
+    std::string key;
+    for (const auto& part : parts)
+        key += withoutAddresses(part) + '\x1f';
+    return fmt::format("{:016x}", fnv1a64(key));
+}
+
+std::string formatSarif(const Report& report) {
+    std::error_code error;
+    fs::path root = fs::current_path(error);
+    return formatSarif(report, error ? fs::path() : root);
+}
+
+std::string formatSarif(const Report& report, const fs::path& sourceRoot) {
+    json rules = json::array();
+    std::vector<std::string> ruleIds;
+    for (const Rule& rule : kRules) {
+        rules.push_back(ruleJson(rule));
+        ruleIds.push_back(rule.id);
+    }
+    json results = json::array();
+    for (const auto& result : report.results) {
+        if (result.role != "target") continue; // the reference is the baseline, not an alert
+        for (const auto& finding : result.findings) {
+            auto known = std::find(ruleIds.begin(), ruleIds.end(), finding.kind);
+            if (known == ruleIds.end()) {
+                // A kind this writer does not know yet still gets a rule: a result must name one.
+                rules.push_back({{"id", finding.kind},
+                                 {"shortDescription", {{"text", finding.kind}}},
+                                 {"help", {{"text", finding.fix}}},
+                                 {"defaultConfiguration", {{"level", "error"}}}});
+                ruleIds.push_back(finding.kind);
+                known = ruleIds.end() - 1;
+            }
+            json properties = {{"workload", result.workload},
+                               {"subject", result.subject},
+                               {"objects", finding.objects},
+                               {"bytes", finding.bytes},
+                               {"fix", finding.fix}};
+            if (!finding.locals.empty()) properties["locals"] = finding.locals;
+            if (!finding.root.empty()) properties["root"] = finding.root;
+            if (finding.harnessFrames > 0) properties["harnessFrames"] = finding.harnessFrames;
+            json entry = {
+                {"ruleId", finding.kind},
+                {"ruleIndex", known - ruleIds.begin()},
+                {"level", "error"},
+                {"message", {{"text", finding.summary}}},
+                {"locations", json::array({resultLocation(finding, result, sourceRoot)})},
+                {"partialFingerprints", {{kFingerprintKey, findingFingerprint(finding, result)}}},
+                {"properties", std::move(properties)}};
+            json related = relatedLocations(finding, sourceRoot);
+            if (!related.empty()) entry["relatedLocations"] = std::move(related);
+            results.push_back(std::move(entry));
+        }
+    }
+    const int exitCode = static_cast<int>(report.exitCode());
+    json run = {
+        {"tool",
+         {{"driver",
+           {{"name", "leakgate"},
+            {"version", LEAKGATE_VERSION},
+            {"semanticVersion", LEAKGATE_VERSION},
+            {"rules", std::move(rules)}}}}},
+        {"invocations", json::array({{{"executionSuccessful", exitCode <= 1}, {"exitCode", exitCode}}})},
+        {"results", std::move(results)},
+        {"properties", {{"command", report.command}, {"python", report.pythonVersion}}}};
+    if (!sourceRoot.empty()) {
+        std::string rootUri = "file://" + percentEncode(sourceRoot.lexically_normal().string());
+        if (!rootUri.ends_with('/')) rootUri += '/';
+        run["originalUriBaseIds"] = {{kSourceRoot, {{"uri", rootUri}}}};
+    }
+    json sarif = {{"$schema", "https://json.schemastore.org/sarif-2.1.0.json"},
+                  {"version", "2.1.0"},
+                  {"runs", json::array({std::move(run)})}};
+    // The target's names and summaries are not guaranteed UTF-8; a report must not fail on them.
+    return sarif.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
+}
+
+} // namespace leakgate

@@ -1,0 +1,229 @@
+#include "lib/report/writers/text.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <map>
+
+namespace leakgate {
+namespace {
+
+std::string paint(const TextOptions& options, const char* code, const std::string& text) {
+    return options.color ? fmt::format("\033[{}m{}\033[0m", code, text) : text;
+}
+
+std::string statusWord(const TextOptions& options, Status status) {
+    switch (status) {
+    case Status::kPass:
+        return paint(options, "32", "PASS ");
+    case Status::kFail:
+        return paint(options, "31;1", "FAIL ");
+    case Status::kSkip:
+        return paint(options, "33", "SKIP ");
+    case Status::kError:
+        return paint(options, "35;1", "ERROR");
+    }
+    return "?";
+}
+
+std::string displayPath(const std::string& file) {
+    if (file.empty() || file.front() == '<') return file;
+    std::error_code error;
+    auto relative = std::filesystem::relative(file, std::filesystem::current_path(), error);
+    if (error || relative.empty() || relative.string().starts_with("../..")) return file;
+    return relative.string();
+}
+
+// A launch finding: the allocation sites tracemalloc named, or the shapes of the cycles left.
+void writeLaunchFinding(std::string& out, const Finding& finding) {
+    if (!finding.frames.empty()) out += "  allocation sites (tracemalloc, the worst case):\n";
+    for (const auto& site : finding.frames) {
+        out += fmt::format("    {}:{}  {}\n", displayPath(site.file), site.line, site.function);
+    }
+    if (!finding.path.empty()) out += "  cycles left per batch of calls (scanner):\n";
+    for (const auto& cycle : finding.path)
+        out += fmt::format("    {}:{}\n", cycle.label, cycle.to);
+    out += fmt::format("  fix:   {}\n", finding.fix);
+}
+
+void writeFinding(std::string& out, const TextOptions& options, const Finding& finding) {
+    out += fmt::format("\n{} {}\n", paint(options, "1", finding.kind + ":"), finding.summary);
+    if (finding.kind.starts_with("launch-")) {
+        writeLaunchFinding(out, finding);
+        return;
+    }
+    if (finding.kind.starts_with("lint:")) {
+        // A static finding: where it is, and the fix; nothing was run, so nothing is pinned.
+        for (const auto& frame : finding.frames) {
+            std::string column = finding.path.empty() ? "" : ":" + finding.path.front().label;
+            out += fmt::format("  at:    {}:{}{} in {}\n", displayPath(frame.file), frame.line, column,
+                               frame.function);
+        }
+        out += fmt::format("  fix:   {}\n", finding.fix);
+        return;
+    }
+    if (!finding.path.empty()) {
+        std::string path = finding.kind == "retained-frame" ? finding.root : "its frame";
+        for (const auto& step : finding.path)
+            path += fmt::format(" --{}--> {}", step.label, step.to);
+        out += fmt::format("  path:  {}\n", path);
+    }
+    if (!finding.frames.empty()) {
+        std::string hidden = finding.harnessFrames
+                                 ? fmt::format(", and {} of leakgate's own", finding.harnessFrames)
+                                 : "";
+        out += fmt::format("  pins {} frame{} through f_back{} (culprit first):\n",
+                           finding.frames.size(), finding.frames.size() == 1 ? "" : "s", hidden);
+        size_t width = 0;
+        for (const auto& frame : finding.frames)
+            width = std::max(width, frame.function.size());
+        for (const auto& frame : finding.frames) {
+            out += fmt::format("    {:<{}}  {}:{}\n", frame.function, width, displayPath(frame.file),
+                               frame.line);
+        }
+    }
+    out += fmt::format("  pins {} object{}, about {}\n", finding.objects,
+                       finding.objects == 1 ? "" : "s", humanBytes(finding.bytes));
+    out += fmt::format("  fix:   {}\n", finding.fix);
+}
+
+void writeSentinels(std::string& out, const std::vector<SentinelVerdict>& sentinels) {
+    std::map<std::string, std::pair<int, std::int64_t>> byVerdict; // verdict -> (count, bytes)
+    for (const auto& sentinel : sentinels) {
+        auto& [count, bytes] = byVerdict[sentinel.verdict];
+        ++count;
+        bytes += sentinel.bytes;
+    }
+    std::vector<std::string> parts;
+    for (const char* verdict : {"never-freed", "freed-by-gc-only", "freed-by-refcount"}) {
+        auto found = byVerdict.find(verdict);
+        if (found == byVerdict.end()) continue;
+        parts.push_back(
+            fmt::format("{} {} ({})", found->second.first, verdict, humanBytes(found->second.second)));
+    }
+    out += fmt::format("  sentinels: {}\n", fmt::join(parts, ", "));
+    constexpr int kShown = 6;
+    int shown = 0;
+    int outlived = static_cast<int>(sentinels.size()) -
+                   (byVerdict.count("freed-by-refcount") ? byVerdict["freed-by-refcount"].first : 0);
+    for (const auto& sentinel : sentinels) {
+        if (sentinel.verdict == "freed-by-refcount") continue;
+        if (shown++ == kShown) {
+            out += fmt::format("    ... and {} more (all in the JSON report)\n", outlived - kShown);
+            break;
+        }
+        out += fmt::format("    {:<32} {:<17} {} {}\n", sentinel.label, sentinel.verdict, sentinel.kind,
+                           humanBytes(sentinel.bytes));
+    }
+}
+
+} // namespace
+
+std::string humanBytes(std::int64_t bytes) {
+    const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+    double value = static_cast<double>(bytes);
+    size_t unit = 0;
+    while (value >= 1024 && unit + 1 < std::size(units)) {
+        value /= 1024;
+        ++unit;
+    }
+    return unit == 0 ? fmt::format("{} B", bytes)
+                     : fmt::format("{:.1f} {} ({} bytes)", value, units[unit], bytes);
+}
+
+std::string formatText(const Report& report, const TextOptions& options) {
+    std::string out;
+    for (const auto& result : report.results) {
+        std::string role = result.role == "reference" ? " [reference]" : "";
+        out += fmt::format("leakgate {}: {} {}{} (Python {})\n", report.command, result.workload,
+                           displayPath(result.subject), role, report.pythonVersion);
+        for (const auto& check : result.checks) {
+            out += fmt::format("  {} {:<15} {}\n", statusWord(options, check.status), check.name,
+                               check.reason);
+        }
+        if (result.error) {
+            out += fmt::format("  {} {}\n", paint(options, "35;1", "error:"), result.error->message);
+            if (!result.error->stderrTail.empty()) {
+                out += "  stderr (tail):\n";
+                std::string tail = result.error->stderrTail;
+                size_t start = 0;
+                while (start < tail.size()) {
+                    size_t end = tail.find('\n', start);
+                    if (end == std::string::npos) end = tail.size();
+                    out += fmt::format("    | {}\n", tail.substr(start, end - start));
+                    start = end + 1;
+                }
+            }
+        }
+        if (!result.sentinels.empty()) writeSentinels(out, result.sentinels);
+        // The reference is the baseline: its findings are in the JSON, its checks say enough here.
+        if (result.role != "reference") {
+            for (const auto& finding : result.findings)
+                writeFinding(out, options, finding);
+        }
+        out += "\n";
+    }
+    size_t findings = report.findings().size();
+    out += fmt::format("{} finding{}; exit {}\n", findings, findings == 1 ? "" : "s",
+                       static_cast<int>(report.exitCode()));
+    return out;
+}
+
+} // namespace leakgate
+
+namespace leakgate {
+
+std::string formatBisectText(const BisectReport& report, const TextOptions& options) {
+    std::string out = fmt::format("leakgate bisect: {}, target {} (Python {})\n\n", report.package,
+                                  report.target, report.pythonVersion);
+    size_t width = 5;
+    for (const auto& check : report.checks)
+        width = std::max(width, check.size());
+    out += fmt::format("{:<{}}", "check", width + 2);
+    for (const auto& row : report.rows)
+        out += fmt::format("  {:<8}", row.version);
+    out += "  first bad  first good\n";
+    for (const auto& check : report.checks) {
+        out += fmt::format("{:<{}}", check, width + 2);
+        for (const auto& row : report.rows) {
+            std::string cell = "error";
+            if (!row.error) {
+                auto found = row.statuses.find(check);
+                cell = found == row.statuses.end() ? "-" : toString(found->second);
+            }
+            if (cell == "fail")
+                cell = paint(options, "31;1", "FAIL    ");
+            else
+                cell = fmt::format("{:<8}", cell);
+            out += "  " + cell;
+        }
+        auto bad = report.firstBad.find(check);
+        auto good = report.firstGood.find(check);
+        out += fmt::format("  {:<9}  {}\n", bad == report.firstBad.end() ? "-" : bad->second,
+                           good == report.firstGood.end() ? "-" : good->second);
+    }
+    out += "\n";
+    for (const auto& row : report.rows) {
+        if (row.error) {
+            out += fmt::format("{}: error: {}\n", row.version, row.error->substr(0, 600));
+            continue;
+        }
+        for (const auto& result : row.report->results) {
+            if (result.role != "target") continue;
+            if (result.error)
+                out += fmt::format("{} {}: error: {}\n", row.version, result.workload,
+                                   result.error->message);
+            for (const auto& check : result.checks) {
+                if (check.status == Status::kFail || check.status == Status::kError) {
+                    out += fmt::format("{} {} {}: {}\n", row.version, toString(check.status), check.name,
+                                       check.reason);
+                }
+            }
+        }
+    }
+    out += fmt::format("\nexit {}\n", static_cast<int>(report.exitCode()));
+    return out;
+}
+
+} // namespace leakgate

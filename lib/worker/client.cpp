@@ -1,0 +1,63 @@
+#include "lib/worker/client.h"
+
+#include "lib/base/errors.h"
+#include "lib/base/log.h"
+#include "lib/base/subprocess.h"
+#include "lib/worker/main.h"
+
+#include <fmt/format.h>
+
+#include <filesystem>
+
+namespace leakgate::worker {
+namespace {
+
+std::string selfExecutable() {
+    return std::filesystem::read_symlink("/proc/self/exe").string();
+}
+
+} // namespace
+
+WorkloadResult runInWorker(const WorkerRequest& request) {
+    ProcessSpec spec;
+    spec.argv = {selfExecutable(), kWorkerMode, request.spec.dump()};
+    spec.timeout = request.timeout;
+    spec.resultPipe = true;
+    spec.forwardOutput = request.forwardOutput;
+    auto started = std::chrono::steady_clock::now();
+    ProcessOutcome outcome = runProcess(spec);
+    double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+
+    WorkloadResult result;
+    if (!outcome.timedOut && !outcome.resultText.empty()) {
+        try {
+            result = nlohmann::json::parse(outcome.resultText).get<WorkloadResult>();
+            if (outcome.signal) {
+                // The result was complete; the interpreter died on the way out.
+                result.details["worker_exit"] = describeSignal(*outcome.signal);
+            }
+            return result;
+        } catch (const nlohmann::json::exception& error) {
+            log::debug("unreadable worker result: {}", error.what());
+        }
+    }
+    result.workload = request.spec.value("workload", "?");
+    result.subject = request.spec.value("subject", "");
+    result.seconds = seconds;
+    WorkloadError error;
+    error.stderrTail = outcome.stderrTail;
+    if (outcome.timedOut) {
+        error.message = fmt::format("timed out after {} s; the worker's process group was killed",
+                                    std::chrono::duration<double>(request.timeout).count());
+    } else if (outcome.signal) {
+        error.signal = outcome.signal;
+        error.message = fmt::format("the worker was {}", describeSignal(*outcome.signal));
+    } else {
+        error.message = fmt::format("the worker exited with status {} without a result",
+                                    outcome.exitCode.value_or(-1));
+    }
+    result.error = std::move(error);
+    return result;
+}
+
+} // namespace leakgate::worker

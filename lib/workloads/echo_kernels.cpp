@@ -1,0 +1,83 @@
+#include "lib/workloads/echo_kernels.h"
+
+#include "lib/workloads/encodings.h"
+
+#include <fmt/format.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <iterator>
+
+namespace leakgate::cuda {
+
+std::string echoKernelImage() {
+    const char* override = std::getenv("LEAKGATE_ECHO_KERNEL_IMAGE");
+    if (override && *override) return override;
+#ifdef LEAKGATE_ECHO_KERNEL_IMAGE
+    return LEAKGATE_ECHO_KERNEL_IMAGE;
+#else
+    return "";
+#endif
+}
+
+#if LEAKGATE_WITH_CUDA
+
+EchoKernels::EchoKernels(const std::string& imagePath) {
+    Driver& driver = Driver::get();
+    if (!driver.available()) throw CudaError(driver.unavailableReason());
+    std::ifstream in(imagePath, std::ios::binary);
+    if (!in) throw CudaError(fmt::format("cannot read the echo kernel image {}", imagePath));
+    std::vector<char> image((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    driver.check(driver.api().cuModuleLoadData(&module_, image.data()), "cuModuleLoadData");
+    for (const ScalarType& type : scalarTypes()) {
+        CUfunction function = nullptr;
+        const std::string name = "echo_" + type.name;
+        if (driver.api().cuModuleGetFunction(&function, module_, name.c_str()) == CUDA_SUCCESS)
+            functions_.emplace(type.name, function);
+    }
+}
+
+EchoKernels::~EchoKernels() {
+    if (module_) Driver::get().api().cuModuleUnload(module_);
+}
+
+void EchoKernels::launch(const std::string& typeName, const void* value, CUdeviceptr out) const {
+    const Driver& driver = Driver::get();
+    void* params[] = {&out, const_cast<void*>(value)};
+    driver.check(driver.api().cuLaunchKernel(functions_.at(typeName), 1, 1, 1, 1, 1, 1, 0, nullptr,
+                                             params, nullptr),
+                 "cuLaunchKernel");
+}
+
+std::vector<std::uint8_t> EchoKernels::echo(const std::string& typeName, const void* value,
+                                            CUdeviceptr out, std::size_t bytes) const {
+    const Driver& driver = Driver::get();
+    driver.check(driver.api().cuMemsetD8(out, 0xEE, bytes), "cuMemsetD8"); // no stale bytes
+    launch(typeName, value, out);
+    synchronize();
+    std::vector<std::uint8_t> got(bytes);
+    driver.check(driver.api().cuMemcpyDtoH(got.data(), out, bytes), "cuMemcpyDtoH");
+    return got;
+}
+
+void EchoKernels::synchronize() const {
+    const Driver& driver = Driver::get();
+    driver.check(driver.api().cuCtxSynchronize(), "cuCtxSynchronize");
+}
+
+#else
+
+EchoKernels::EchoKernels(const std::string&) {
+    throw CudaError(Driver::get().unavailableReason());
+}
+EchoKernels::~EchoKernels() = default;
+void EchoKernels::launch(const std::string&, const void*, CUdeviceptr) const {}
+std::vector<std::uint8_t> EchoKernels::echo(const std::string&, const void*, CUdeviceptr,
+                                            std::size_t) const {
+    return {};
+}
+void EchoKernels::synchronize() const {}
+
+#endif
+
+} // namespace leakgate::cuda

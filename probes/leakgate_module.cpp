@@ -1,0 +1,174 @@
+#include "probes/leakgate_module.h"
+
+#include "lib/cuda/driver.h"
+#include "probes/allocation_counter.h"
+#include "probes/sentinel_probe.h"
+
+#include <pybind11/embed.h>
+
+#include <cstring>
+#include <fstream>
+#include <memory>
+#include <string>
+#include <unistd.h>
+
+namespace leakgate::python {
+namespace {
+
+namespace py = pybind11;
+
+// A host sentinel: a weakref-able object owning `bytes` of committed host memory.
+class HostSentinel {
+  public:
+    HostSentinel(std::string label, size_t bytes) : label_(std::move(label)), bytes_(bytes) {
+        if (bytes_ > 0) {
+            payload_ = std::make_unique<char[]>(bytes_);
+            std::memset(payload_.get(), 0xA5, bytes_); // touch every page: real resident memory
+        }
+    }
+    const std::string& label() const { return label_; }
+    size_t bytes() const { return bytes_; }
+
+  private:
+    std::string label_;
+    size_t bytes_;
+    std::unique_ptr<char[]> payload_;
+};
+
+// A device sentinel: a weakref-able object owning `bytes` of device memory from cuMemAlloc in the
+// primary context, freed when the object is deallocated.
+class DeviceSentinel {
+  public:
+    DeviceSentinel(std::string label, size_t bytes) : label_(std::move(label)), buffer_(bytes) {}
+    const std::string& label() const { return label_; }
+    size_t bytes() const { return buffer_.bytes(); }
+    std::uint64_t pointer() const { return buffer_.pointer(); }
+
+  private:
+    std::string label_;
+    cuda::DeviceBuffer buffer_;
+};
+
+// Raises _leakgate.CudaUnavailable(reason): asked for a device sentinel where CUDA cannot be used.
+// (Not py::register_exception: its function-local static outlives the interpreter, and releasing
+// it after Py_FinalizeEx crashes an embedding process at exit.)
+[[noreturn]] void raiseCudaUnavailable(const std::string& reason) {
+    py::object type = py::module_::import("_leakgate").attr("CudaUnavailable");
+    PyErr_SetString(type.ptr(), reason.c_str());
+    throw py::error_already_set();
+}
+
+} // namespace
+
+PYBIND11_EMBEDDED_MODULE(_leakgate, module) {
+    module.doc() = "leakgate's worker module: sentinels whose lifetimes leakgate measures";
+    // dynamic_attr makes the type a GC type, so a sentinel in cyclic garbage shows in gc.garbage.
+    py::class_<HostSentinel>(module, "HostSentinel", py::dynamic_attr())
+        .def_property_readonly("label", &HostSentinel::label)
+        .def_property_readonly("nbytes", &HostSentinel::bytes)
+        // sys.getsizeof sees the payload, so the bytes a finding pins include it.
+        .def("__sizeof__", [](const HostSentinel& self) { return sizeof(HostSentinel) + self.bytes(); })
+        .def("__repr__", [](const HostSentinel& self) {
+            return "<leakgate sentinel " + self.label() + " (" + std::to_string(self.bytes()) +
+                   " bytes)>";
+        });
+    module.def(
+        "sentinel",
+        [](std::string label, size_t bytes) {
+            py::object sentinel = py::cast(HostSentinel(label, bytes));
+            probes::trackSentinel(sentinel.ptr(), label, "host", static_cast<std::int64_t>(bytes));
+            return sentinel;
+        },
+        py::arg("label"), py::arg("nbytes"),
+        "Make a host sentinel owning `nbytes` bytes; leakgate reports its verdict after the workload.");
+    module.attr("CudaUnavailable") = py::reinterpret_steal<py::object>(
+        PyErr_NewException("_leakgate.CudaUnavailable", PyExc_RuntimeError, nullptr));
+    py::class_<DeviceSentinel>(module, "DeviceSentinel", py::dynamic_attr())
+        .def_property_readonly("label", &DeviceSentinel::label)
+        .def_property_readonly("nbytes", &DeviceSentinel::bytes)
+        .def_property_readonly("pointer", &DeviceSentinel::pointer)
+        .def("__repr__", [](const DeviceSentinel& self) {
+            return "<leakgate device sentinel " + self.label() + " (" + std::to_string(self.bytes()) +
+                   " device bytes)>";
+        });
+    module.def(
+        "device_sentinel",
+        [](std::string label, size_t bytes) {
+            cuda::Driver& driver = cuda::Driver::get();
+            if (!driver.available()) raiseCudaUnavailable(driver.unavailableReason());
+            std::unique_ptr<DeviceSentinel> owned;
+            try {
+                owned = std::make_unique<DeviceSentinel>(label, bytes);
+            } catch (const cuda::CudaError& error) {
+                raiseCudaUnavailable(error.what()); // out of device memory, say
+            }
+            py::object sentinel = py::cast(std::move(owned));
+            probes::trackSentinel(sentinel.ptr(), label, "device", static_cast<std::int64_t>(bytes));
+            return sentinel;
+        },
+        py::arg("label"), py::arg("nbytes"),
+        "Make a device sentinel owning `nbytes` bytes of device memory (cuMemAlloc in the primary "
+        "context); raises CudaUnavailable with the reason when CUDA cannot be used.");
+    module.def(
+        "track",
+        [](py::handle object, std::string label, std::string kind, std::int64_t bytes) {
+            probes::trackSentinel(object.ptr(), std::move(label), std::move(kind), bytes);
+        },
+        py::arg("object"), py::arg("label"), py::arg("kind"), py::arg("nbytes"),
+        "Track any weakref-able object (a torch CUDA tensor, say) as a sentinel of payload `kind`.");
+    module.def(
+        "cuda_status",
+        []() {
+            cuda::Driver& driver = cuda::Driver::get();
+            py::dict status;
+            status["available"] = driver.available();
+            status["reason"] = driver.unavailableReason();
+            status["library"] = driver.device().library;
+            status["device"] = driver.device().name;
+            status["driver_version"] = driver.device().driverVersion;
+            status["total_bytes"] = driver.device().totalBytes;
+            return status;
+        },
+        "Whether CUDA can be used here, and if not, why (the driver is loaded on the first call).");
+    module.def(
+        "device_memory",
+        []() {
+            py::dict memory;
+            memory["held_bytes"] = cuda::DeviceBuffer::bytesHeld();
+            memory["held_buffers"] = cuda::DeviceBuffer::buffersHeld();
+            cuda::Driver& driver = cuda::Driver::get();
+            if (driver.available()) {
+                cuda::MemInfo info = driver.memInfo();
+                memory["free_bytes"] = info.freeBytes;
+                memory["total_bytes"] = info.totalBytes;
+            }
+            return memory;
+        },
+        "leakgate's own accounting of its device buffers, and cuMemGetInfo when CUDA is up.");
+    module.def(
+        "measure_calls",
+        [](py::handle callable, std::int64_t calls) {
+            auto counts = probes::AllocationCounter::countCalls(callable.ptr(), calls);
+            if (!counts) throw py::error_already_set();
+            return py::make_tuple(counts->allocations, counts->frees);
+        },
+        py::arg("callable"), py::arg("calls"),
+        "Call `callable()` `calls` times; return (allocations, frees) made by CPython's allocators "
+        "meanwhile.");
+    module.def(
+        "rss_bytes",
+        []() {
+            std::ifstream statm("/proc/self/statm");
+            long long pages = 0, resident = 0;
+            statm >> pages >> resident;
+            return resident * static_cast<long long>(::sysconf(_SC_PAGESIZE));
+        },
+        "The worker's resident set size, from /proc/self/statm.");
+}
+
+void registerLeakgateModule() {
+    // Nothing to do at run time: referencing this function keeps the object file, and with it the
+    // static registration above, in the link.
+}
+
+} // namespace leakgate::python

@@ -6,7 +6,7 @@
 #include "probes/probe.h"
 
 #include "lib/cuda/driver.h"
-#include "lib/report/writers/text.h"
+#include "lib/report/units.h"
 
 #include <fmt/format.h>
 

@@ -1,6 +1,6 @@
 #include "probes/probe.h"
 
-#include "lib/report/writers/text.h"
+#include "lib/report/units.h"
 #include "lib/scanner/components.h"
 #include "lib/scanner/explain.h"
 #include "lib/scanner/object_graph.h"

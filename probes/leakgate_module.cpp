@@ -12,7 +12,7 @@
 #include <string>
 #include <unistd.h>
 
-namespace leakgate::python {
+namespace leakgate::probes {
 namespace {
 
 namespace py = pybind11;
@@ -76,7 +76,7 @@ PYBIND11_EMBEDDED_MODULE(_leakgate, module) {
         "sentinel",
         [](std::string label, size_t bytes) {
             py::object sentinel = py::cast(HostSentinel(label, bytes));
-            probes::trackSentinel(sentinel.ptr(), label, "host", static_cast<std::int64_t>(bytes));
+            trackSentinel(sentinel.ptr(), label, "host", static_cast<std::int64_t>(bytes));
             return sentinel;
         },
         py::arg("label"), py::arg("nbytes"),
@@ -103,7 +103,7 @@ PYBIND11_EMBEDDED_MODULE(_leakgate, module) {
                 raiseCudaUnavailable(error.what()); // out of device memory, say
             }
             py::object sentinel = py::cast(std::move(owned));
-            probes::trackSentinel(sentinel.ptr(), label, "device", static_cast<std::int64_t>(bytes));
+            trackSentinel(sentinel.ptr(), label, "device", static_cast<std::int64_t>(bytes));
             return sentinel;
         },
         py::arg("label"), py::arg("nbytes"),
@@ -112,7 +112,7 @@ PYBIND11_EMBEDDED_MODULE(_leakgate, module) {
     module.def(
         "track",
         [](py::handle object, std::string label, std::string kind, std::int64_t bytes) {
-            probes::trackSentinel(object.ptr(), std::move(label), std::move(kind), bytes);
+            trackSentinel(object.ptr(), std::move(label), std::move(kind), bytes);
         },
         py::arg("object"), py::arg("label"), py::arg("kind"), py::arg("nbytes"),
         "Track any weakref-able object (a torch CUDA tensor, say) as a sentinel of payload `kind`.");
@@ -171,4 +171,4 @@ void registerLeakgateModule() {
     // static registration above, in the link.
 }
 
-} // namespace leakgate::python
+} // namespace leakgate::probes

@@ -2,10 +2,10 @@
 // and custom probes. Registered before the interpreter starts.
 #pragma once
 
-namespace leakgate::python {
+namespace leakgate::probes {
 
 // Keeps the module's registration in the link (the library is static). Call before the
 // interpreter is created.
 void registerLeakgateModule();
 
-} // namespace leakgate::python
+} // namespace leakgate::probes

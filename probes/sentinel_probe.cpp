@@ -1,7 +1,8 @@
 #include "probes/sentinel_probe.h"
 
+#include "lib/base/check.h"
 #include "lib/base/errors.h"
-#include "lib/report/writers/text.h"
+#include "lib/report/units.h"
 #include "probes/probe.h"
 
 #include <fmt/format.h>
@@ -84,9 +85,23 @@ class SentinelProbe final : public Probe {
 
 } // namespace
 
+namespace {
+Session* g_session = nullptr; // the one in progress
+} // namespace
+
+Session::Session() {
+    LEAKGATE_CHECK(g_session == nullptr);
+    g_session = this;
+}
+
+Session::~Session() {
+    sentinels_.clear(); // releases the weak references while the interpreter lives
+    g_session = nullptr;
+}
+
 std::vector<TrackedSentinel>& sentinelRegistry() {
-    static std::vector<TrackedSentinel> registry;
-    return registry;
+    LEAKGATE_CHECK(g_session != nullptr);
+    return g_session->sentinels();
 }
 
 void trackSentinel(PyObject* sentinel, std::string label, std::string kind, std::int64_t bytes) {

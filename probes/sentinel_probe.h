@@ -1,6 +1,7 @@
-// Sentinels (MEASURES.md): weakref-able objects that a workload places as locals in the frames
-// of its call stack, each owning a payload. The registry tracks every sentinel made in this
-// worker; the sentinel probe gives each a verdict at the three reads.
+// Sentinels (docs/definitions.md, Sentinels): weakref-able objects that a workload places as
+// locals in the frames of its call stack, each owning a payload. The registry of the worker's
+// Session tracks every sentinel made in it; the sentinel probe gives each a verdict at the three
+// reads.
 #pragma once
 
 #include "lib/python/compat.h"
@@ -23,7 +24,27 @@ struct TrackedSentinel {
     bool aliveAfterCollection = false;
 };
 
-// One per worker. Call with the GIL held.
+// What the probes of one worker hold between its workload's start and its end: the sentinels'
+// weak references. The worker makes one after its interpreter starts and ends it before the
+// interpreter finalises, so no Python reference is released after Py_Finalize, whether or not
+// the workload got to its last read (a static registry crashed the worker at exit whenever a
+// measurement stopped early). One at a time; construct and destroy with the GIL held.
+class Session {
+  public:
+    Session();
+    ~Session();
+    Session(const Session&) = delete;
+    Session& operator=(const Session&) = delete;
+    Session(Session&&) = delete;
+    Session& operator=(Session&&) = delete;
+
+    std::vector<TrackedSentinel>& sentinels() { return sentinels_; }
+
+  private:
+    std::vector<TrackedSentinel> sentinels_;
+};
+
+// The sentinels of the Session in progress (there must be one). Call with the GIL held.
 std::vector<TrackedSentinel>& sentinelRegistry();
 
 // Tracks `sentinel` (borrowed) under `label`.

@@ -8,8 +8,9 @@
 #include "lib/commands/lint.h"
 #include "lib/base/log.h"
 #include "lib/python/environment.h"
-#include "lib/report/writers/text.h"
+#include "lib/report/units.h"
 #include "lib/worker/client.h"
+#include "lib/worker/registry.h"
 
 #include <fmt/format.h>
 
@@ -35,38 +36,20 @@ constexpr BuiltinTarget kBuiltinTargets[] = {
     {"cute", nullptr, "lib/data/targets/cute.py"}, // nvidia-cutlass-dsl: run with --python in its venv
 };
 
-// The gate's workloads and the checks each decides (named <workload>-<check>). `baseline`: the
-// reference runs in its own worker and the target is compared with it here; otherwise the
-// workload compares inside its worker (launch) or against absolute truth (values).
-// `scalarTypes`: the workload is on the launch path, which needs the target's `scalar_types`.
-struct GateWorkload {
-    std::string name;
-    std::vector<std::string> checks;
-    bool baseline;
-    bool scalarTypes;
-};
-const std::vector<GateWorkload> kWorkloads = {
-    {"decorate", {"sentinels", "frame-cycle", "retained-frame", "device-memory"}, true, false},
-    {"import", {"sentinels", "frame-cycle", "retained-frame", "device-memory"}, true, false},
-    {"launch", {"allocations", "net-blocks", "cyclic-garbage"}, false, true},
-    {"values", {"encoding", "bounded"}, false, true},
-    {"soak", {"growth"}, true, true},
-    {"device", {"echo", "allocations", "cyclic-garbage"}, false, true},
-};
-
 // RSS growth per 1000 soak steps beyond the reference's that is a finding: well above the
 // jitter of the loop's own long-lived buffers (up to 64 MiB turning over).
 constexpr std::int64_t kSoakSlopeBudget = 512 * 1024;
 
-nlohmann::json resolveTarget(const std::string& target) {
+using workloads::TargetRef;
+
+TargetRef resolveTarget(const std::string& target) {
     for (const auto& builtin : kBuiltinTargets) {
         if (target != builtin.name) continue;
-        if (builtin.module) return {{"name", builtin.name}, {"module", builtin.module}};
-        return {{"name", builtin.name}, {"path", (dataDir() / builtin.file).string()}};
+        if (builtin.module) return {builtin.name, builtin.module, ""};
+        return {builtin.name, "", (dataDir() / builtin.file).string()};
     }
-    if (fs::is_regular_file(target)) {
-        return {{"name", fs::path(target).stem().string()}, {"path", fs::absolute(target).string()}};
-    }
+    if (fs::is_regular_file(target))
+        return {fs::path(target).stem().string(), "", fs::absolute(target).string()};
     std::vector<std::string> names;
     for (const auto& builtin : kBuiltinTargets)
         names.push_back(builtin.name);
@@ -89,8 +72,8 @@ std::vector<std::string> selectChecks(const std::vector<std::string>& requested)
         }
         if (!known) {
             std::vector<std::string> workloads;
-            for (const auto& workload : kWorkloads)
-                workloads.push_back(workload.name);
+            for (const auto* workload : worker::workloadsOf(worker::Command::kGate))
+                workloads.push_back(workload->name);
             throw UsageError(
                 fmt::format("unknown check `{}`; the gate's checks are {} (or a workload: {})", name,
                             fmt::join(gateChecks(), ", "), fmt::join(workloads, ", ")));
@@ -151,10 +134,8 @@ void compareWithReference(WorkloadResult& target, const WorkloadResult* referenc
 const std::vector<std::string>& gateChecks() {
     static const std::vector<std::string> checks = [] {
         std::vector<std::string> names;
-        for (const auto& workload : kWorkloads) {
-            for (const auto& check : workload.checks)
-                names.push_back(workload.name + "-" + check);
-        }
+        for (const auto* workload : worker::workloadsOf(worker::Command::kGate))
+            names.insert(names.end(), workload->checks.begin(), workload->checks.end());
         return names;
     }();
     return checks;
@@ -166,8 +147,8 @@ std::string defaultGateTarget() {
 
 Report runGate(const GateOptions& options) {
     const std::string targetName = options.target.empty() ? defaultGateTarget() : options.target;
-    nlohmann::json target = resolveTarget(targetName);
-    nlohmann::json reference = resolveTarget("reference");
+    const TargetRef target = resolveTarget(targetName);
+    const TargetRef reference = resolveTarget("reference");
     std::vector<std::string> selected = selectChecks(options.checks);
     // Read before anything runs: a bad baseline or budgets file is a usage error.
     nlohmann::json baseline =
@@ -175,8 +156,7 @@ Report runGate(const GateOptions& options) {
     Budgets budgets = options.budgets.empty() ? defaultBudgets() : loadBudgets(options.budgets);
     python::Environment env =
         python::queryEnvironment(options.python.value_or(python::buildPythonExecutable()));
-    const bool targetIsReference =
-        target.value("module", "") == reference.at("module").get<std::string>();
+    const bool targetIsReference = target.module == reference.module;
 
     Report report;
     report.command = "gate";
@@ -185,27 +165,26 @@ Report runGate(const GateOptions& options) {
     // Learnt from the decorate workload, which imports the target first: whether it has scalar
     // types. Without them the launch-path workloads would only start a worker to skip.
     std::optional<bool> targetHasScalarTypes;
-    for (const auto& [workload, workloadChecks, baseline, needsScalarTypes] : kWorkloads) {
-        bool wanted = std::any_of(selected.begin(), selected.end(), [&](const std::string& check) {
-            return check.starts_with(workload + "-");
-        });
+    for (const worker::WorkloadEntry* entry : worker::workloadsOf(worker::Command::kGate)) {
+        const std::string& workload = entry->name;
+        bool wanted = std::any_of(entry->checks.begin(), entry->checks.end(),
+                                  [&](const std::string& check) { return isSelected(selected, check); });
         if (!wanted) continue;
-        if (needsScalarTypes && targetHasScalarTypes == false) {
+        if (entry->scalarTypes && targetHasScalarTypes == false) {
             WorkloadResult skipped;
             skipped.workload = workload;
-            skipped.subject = target.at("name").get<std::string>();
+            skipped.subject = target.name;
             skipped.role = "target";
-            for (const auto& check : workloadChecks) {
-                if (isSelected(selected, workload + "-" + check))
-                    skipped.checks.push_back(
-                        {workload + "-" + check, Status::kSkip, kNoScalarTypesReason});
+            for (const auto& check : entry->checks) {
+                if (isSelected(selected, check))
+                    skipped.checks.push_back({check, Status::kSkip, kNoScalarTypesReason});
             }
             report.results.push_back(std::move(skipped));
             continue;
         }
         std::map<std::string, WorkloadResult> byRole;
         for (const char* role : {"target", "reference"}) {
-            if (std::string(role) == "reference" && (targetIsReference || !baseline)) continue;
+            if (std::string(role) == "reference" && (targetIsReference || !entry->baseline)) continue;
             if (std::string(role) == "reference") {
                 // No baseline is needed for checks the target skipped (no scalar types, say).
                 const auto& checks = byRole.at("target").checks;
@@ -214,26 +193,27 @@ Report runGate(const GateOptions& options) {
                                 [](const CheckResult& check) { return check.status == Status::kSkip; });
                 if (allSkipped && !checks.empty()) continue;
             }
-            const nlohmann::json& subject = std::string(role) == "target" ? target : reference;
+            const TargetRef& subject = std::string(role) == "target" ? target : reference;
             worker::WorkerRequest request;
-            request.spec = {{"workload", workload},
-                            {"subject", subject.at("name")},
-                            {"target", subject},
-                            {"role", role},
-                            {"sentinel_bytes", options.sentinelBytes},
-                            {"device_sentinel_bytes", options.deviceSentinelBytes},
-                            {"soak_steps", options.soakSteps},
-                            {"soak_seconds", options.soakSeconds},
-                            {"distinct_values", options.distinctValues},
-                            {"calls", options.launchCalls},
-                            {"runs", options.launchRuns},
-                            {"environment", env},
-                            {"argv", {"leakgate-gate"}}};
+            workloads::WorkerSpec& spec = request.spec;
+            spec.workload = workload;
+            spec.subject = subject.name;
+            spec.target = subject;
+            spec.role = role;
+            spec.sentinelBytes = options.sentinelBytes;
+            spec.deviceSentinelBytes = options.deviceSentinelBytes;
+            spec.soakSteps = options.soakSteps;
+            spec.soakSeconds = options.soakSeconds;
+            spec.distinctValues = options.distinctValues;
+            spec.launchCalls = options.launchCalls;
+            spec.launchRuns = options.launchRuns;
+            spec.environment = env;
+            spec.argv = {"leakgate-gate"};
             request.timeout = options.timeout;
             request.forwardOutput = options.forwardOutput;
             if (::isatty(STDERR_FILENO)) {
                 // Progress for a person watching: the soak alone takes its whole budget.
-                log::info("{} on {}{}{}", workload, subject.at("name").get<std::string>(),
+                log::info("{} on {}{}{}", workload, subject.name,
                           std::string(role) == "reference" ? " (reference)" : "",
                           workload == "soak" ? fmt::format(", about {:.0f} s", options.soakSeconds)
                                              : "");
@@ -244,18 +224,9 @@ Report runGate(const GateOptions& options) {
                 result.details.contains("scalar_types")) {
                 targetHasScalarTypes = !result.details["scalar_types"].empty();
             }
-            // Keep the selected checks; a worker that died owes each of them an `error`.
+            // Keep the selected checks (the worker client gave each undecided one an `error`).
             std::erase_if(result.checks,
                           [&](const CheckResult& check) { return !isSelected(selected, check.name); });
-            for (const auto& check : workloadChecks) {
-                std::string name = workload + "-" + check;
-                bool decided = std::any_of(result.checks.begin(), result.checks.end(),
-                                           [&](const CheckResult& c) { return c.name == name; });
-                if (!decided && isSelected(selected, name)) {
-                    result.checks.push_back(
-                        {name, Status::kError, result.error ? result.error->message : "not run"});
-                }
-            }
             std::stable_sort(result.checks.begin(), result.checks.end(),
                              [](const CheckResult& a, const CheckResult& b) {
                                  auto rank = [](const std::string& name) {
@@ -269,7 +240,7 @@ Report runGate(const GateOptions& options) {
         auto referenceResult = byRole.find("reference");
         decideSoak(byRole.at("target"),
                    referenceResult == byRole.end() ? nullptr : &referenceResult->second);
-        if (!targetIsReference && baseline) {
+        if (!targetIsReference && entry->baseline) {
             compareWithReference(byRole.at("target"),
                                  referenceResult == byRole.end() ? nullptr : &referenceResult->second);
         }

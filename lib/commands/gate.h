@@ -4,6 +4,7 @@
 #pragma once
 
 #include "lib/report/model.h"
+#include "lib/workloads/spec.h"
 
 #include <chrono>
 #include <cstdint>
@@ -18,13 +19,14 @@ struct GateOptions {
     std::vector<std::string> checks;         // check or workload names; empty: all
     std::optional<std::string> python;       // --python
     std::chrono::seconds timeout{300};       // per worker
-    std::int64_t sentinelBytes = 8 << 20;    // host payload of each sentinel
-    std::int64_t deviceSentinelBytes = 256ll << 20; // device payload per case; 0: none
-    std::int64_t soakSteps = 0;              // 0: run for soakSeconds
-    double soakSeconds = 30;                 // per target
-    std::int64_t distinctValues = 1'000'000; // the values workload's stream of distinct values
-    std::int64_t launchCalls = 2000;         // calls per measured launch run
-    int launchRuns = 5;                      // measured runs per launch case
+    // The workloads' settings, with the defaults of lib/workloads/spec.h.
+    std::int64_t sentinelBytes = workloads::defaults::kSentinelBytes;
+    std::int64_t deviceSentinelBytes = workloads::defaults::kDeviceSentinelBytes;
+    std::int64_t soakSteps = workloads::defaults::kSoakSteps;
+    double soakSeconds = workloads::defaults::kSoakSeconds; // per target
+    std::int64_t distinctValues = workloads::defaults::kDistinctValues;
+    std::int64_t launchCalls = workloads::defaults::kLaunchCalls;
+    int launchRuns = workloads::defaults::kLaunchRuns;
     std::string baseline;                    // JSON of an earlier gate run to judge figures against
     std::string budgets;                     // budgets file for the baseline comparison
     bool forwardOutput = true;

@@ -32,8 +32,8 @@ bool isDynamicFrameFinding(const Finding& finding) {
 
 } // namespace
 
-std::vector<std::string> gateLintPaths(const nlohmann::json& target, const python::Environment& env) {
-    std::string name = target.value("name", "");
+std::vector<std::string> gateLintPaths(const workloads::TargetRef& target, const python::Environment& env) {
+    const std::string& name = target.name;
     for (const auto& [builtin, package] : kTargetPackages) {
         if (name != builtin) continue;
         for (const auto& entry : env.path) {
@@ -42,12 +42,12 @@ std::vector<std::string> gateLintPaths(const nlohmann::json& target, const pytho
         }
         return {};
     }
-    if (target.value("module", "") == "leakgate_reference") {
+    if (target.module == "leakgate_reference") {
         fs::path reference = dataDir() / "lib/data/reference/leakgate_reference";
         return fs::is_directory(reference) ? std::vector<std::string>{reference.string()}
                                            : std::vector<std::string>{};
     }
-    if (target.contains("path")) return {target.at("path").get<std::string>()};
+    if (!target.path.empty()) return {target.path};
     return {};
 }
 
@@ -101,10 +101,10 @@ size_t markConfirmedLintFindings(Report& report) {
     return confirmed;
 }
 
-WorkloadResult gateLintSkipped(const nlohmann::json& target, const python::Environment& env) {
+WorkloadResult gateLintSkipped(const workloads::TargetRef& target, const python::Environment& env) {
     WorkloadResult result;
     result.workload = "lint";
-    result.subject = target.value("name", "");
+    result.subject = target.name;
     result.checks.push_back(
         {"lint", Status::kSkip,
          fmt::format("no sources to lint for target `{}`: its package is not installed for {} (pass the "

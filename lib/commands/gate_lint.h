@@ -5,6 +5,7 @@
 
 #include "lib/python/environment.h"
 #include "lib/report/model.h"
+#include "lib/workloads/spec.h"
 
 #include <nlohmann/json.hpp>
 
@@ -13,16 +14,16 @@
 
 namespace leakgate {
 
-// What to lint for a resolved gate target ({"name", "module"} or {"name", "path"}): a file target's
+// What to lint for a resolved gate target (a module or a path): a file target's
 // file; for the built-in `cute`, the nvidia_cutlass_dsl package installed in `env`; for
 // `reference`, leakgate's reference runtime. Empty when the package is not installed there.
-std::vector<std::string> gateLintPaths(const nlohmann::json& target, const python::Environment& env);
+std::vector<std::string> gateLintPaths(const workloads::TargetRef& target, const python::Environment& env);
 
 // Marks the target's lint findings that a dynamic finding of `report` confirms: the summary says
 // so, and the lint result's details list them under `confirmed`. Returns how many.
 size_t markConfirmedLintFindings(Report& report);
 
 // The lint result when gateLintPaths found nothing: the `lint` check, skipped with the reason.
-WorkloadResult gateLintSkipped(const nlohmann::json& target, const python::Environment& env);
+WorkloadResult gateLintSkipped(const workloads::TargetRef& target, const python::Environment& env);
 
 } // namespace leakgate

@@ -2,6 +2,7 @@
 
 #include "lib/base/errors.h"
 #include "lib/lint/cxx.h"
+#include "lib/lint/python.h"
 #include "lib/python/environment.h"
 #include "lib/worker/client.h"
 
@@ -183,11 +184,11 @@ Report runLint(const LintOptions& options) {
         inputs.python.empty() ? std::vector<std::vector<std::string>>{} : splitForWorkers(inputs.python);
     for (auto& chunk : chunks) {
         worker::WorkerRequest request;
-        request.spec = {{"workload", "lint"},
-                        {"subject", result.subject},
-                        {"paths", std::move(chunk)},
-                        {"environment", env},
-                        {"argv", {"leakgate-lint"}}};
+        request.spec.workload = "lint";
+        request.spec.subject = result.subject;
+        request.spec.paths = std::move(chunk);
+        request.spec.environment = env;
+        request.spec.argv = {"leakgate-lint"};
         request.timeout = options.timeout;
         request.forwardOutput = options.forwardOutput;
         merge(result, worker::runInWorker(request));

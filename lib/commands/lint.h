@@ -26,10 +26,6 @@ struct LintOptions {
     bool forwardOutput = true;
 };
 
-// The Python rules, in report order; a finding's kind is "lint:" + rule. The C/C++ rules are
-// kCxxLintRules (lib/lint/cxx.h).
-inline constexpr const char* kLintRules[] = {"own-frame-local", "frame-stored"};
-
 // One check, `lint`: fail when any rule matched, pass otherwise. A file that does not parse (for
 // C/C++: a translation unit with errors) is listed in the result's details (`unparsed`) and does
 // not stop the run. In a build without libclang, C/C++ files get a second check, `lint-cxx`,

@@ -11,9 +11,6 @@
 
 namespace leakgate {
 
-// The checks a scan decides, in report order.
-static const char* const kScanChecks[] = {"frame-cycle", "retained-frame"};
-
 Report runScan(const ScanOptions& options) {
     if (!std::ifstream(options.script))
         throw UsageError(fmt::format("cannot read script {}", options.script));
@@ -23,22 +20,14 @@ Report runScan(const ScanOptions& options) {
     std::vector<std::string> argv{options.script};
     argv.insert(argv.end(), options.args.begin(), options.args.end());
     worker::WorkerRequest request;
-    request.spec = {{"workload", "scan"},
-                    {"subject", options.script},
-                    {"script", options.script},
-                    {"environment", env},
-                    {"argv", argv}};
+    request.spec.workload = "scan";
+    request.spec.subject = options.script;
+    request.spec.script = options.script;
+    request.spec.environment = env;
+    request.spec.argv = argv;
     request.timeout = options.timeout;
     request.forwardOutput = options.forwardOutput;
     WorkloadResult result = worker::runInWorker(request);
-    // A worker that died before deciding a check still owes it a status.
-    for (const char* name : kScanChecks) {
-        bool decided = std::any_of(result.checks.begin(), result.checks.end(),
-                                   [&](const CheckResult& check) { return check.name == name; });
-        if (!decided)
-            result.checks.push_back(
-                {name, Status::kError, result.error ? result.error->message : "not run"});
-    }
 
     Report report;
     report.command = "scan";

@@ -1,10 +1,8 @@
 // `leakgate lint`'s workload: lib/lint/python_rules.py on Python sources, with the worker's own
 // `ast`. The sources are parsed, never imported or run, so no probe has anything to measure.
-#include "lib/workloads/workload.h"
+#include "lib/lint/python.h"
 
 #include "lib/workloads/harness_loader.h"
-
-#include "lib/commands/lint.h"
 
 #include <pybind11/pybind11.h>
 
@@ -38,15 +36,15 @@ Finding toFinding(const nlohmann::json& entry) {
 
 } // namespace
 
-WorkloadResult runLint(const nlohmann::json& spec) {
+WorkloadResult runPythonLint(const WorkerSpec& spec) {
     auto started = std::chrono::steady_clock::now();
     WorkloadResult result;
     result.workload = "lint";
-    result.subject = spec.value("subject", "");
+    result.subject = spec.subject;
 
     py::list paths;
-    for (const auto& path : spec.at("paths"))
-        paths.append(path.get<std::string>());
+    for (const auto& path : spec.paths)
+        paths.append(path);
     // The rules answer in JSON: one encoding from Python to the report, no object-by-object casts.
     std::string answer = loadLintRules().attr("lint_paths")(paths).cast<std::string>();
     nlohmann::json lint = nlohmann::json::parse(answer);

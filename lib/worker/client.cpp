@@ -4,6 +4,7 @@
 #include "lib/base/log.h"
 #include "lib/base/subprocess.h"
 #include "lib/worker/main.h"
+#include "lib/worker/registry.h"
 
 #include <fmt/format.h>
 
@@ -16,11 +17,10 @@ std::string selfExecutable() {
     return std::filesystem::read_symlink("/proc/self/exe").string();
 }
 
-} // namespace
-
-WorkloadResult runInWorker(const WorkerRequest& request) {
+// The worker process itself, and what came back from it.
+WorkloadResult runWorkerProcess(const WorkerRequest& request) {
     ProcessSpec spec;
-    spec.argv = {selfExecutable(), kWorkerMode, request.spec.dump()};
+    spec.argv = {selfExecutable(), kWorkerMode, workloads::serialize(request.spec)};
     spec.timeout = request.timeout;
     spec.resultPipe = true;
     spec.forwardOutput = request.forwardOutput;
@@ -41,8 +41,8 @@ WorkloadResult runInWorker(const WorkerRequest& request) {
             log::debug("unreadable worker result: {}", error.what());
         }
     }
-    result.workload = request.spec.value("workload", "?");
-    result.subject = request.spec.value("subject", "");
+    result.workload = request.spec.workload;
+    result.subject = request.spec.subject;
     result.seconds = seconds;
     WorkloadError error;
     error.stderrTail = outcome.stderrTail;
@@ -57,6 +57,16 @@ WorkloadResult runInWorker(const WorkerRequest& request) {
                                     outcome.exitCode.value_or(-1));
     }
     result.error = std::move(error);
+    return result;
+}
+
+
+} // namespace
+
+WorkloadResult runInWorker(const WorkerRequest& request) {
+    const WorkloadEntry& entry = findWorkload(request.spec.workload);
+    WorkloadResult result = runWorkerProcess(request);
+    addUndecidedChecks(result, entry);
     return result;
 }
 

@@ -1,18 +1,18 @@
 // Parent side of a worker: spawns `leakgate __worker SPEC`, and turns whatever happens to it
 // into a WorkloadResult. A crash, a hang or a missing result becomes an `error` result; it never
-// throws for the target's misbehaviour.
+// throws for the target's misbehaviour. Every check the workload decides (lib/worker/registry.h)
+// has a status in the result: those the worker did not decide are `error`.
 #pragma once
 
 #include "lib/report/model.h"
-
-#include <nlohmann/json.hpp>
+#include "lib/workloads/spec.h"
 
 #include <chrono>
 
 namespace leakgate::worker {
 
 struct WorkerRequest {
-    nlohmann::json spec; // must hold workload, subject, environment, argv
+    workloads::WorkerSpec spec;
     std::chrono::milliseconds timeout{300'000};
     bool forwardOutput = true; // show the target's output on our stderr
 };

@@ -4,8 +4,9 @@
 #include "lib/python/interpreter.h"
 #include "probes/leakgate_module.h"
 #include "lib/base/subprocess.h"
-#include "lib/workloads/workload.h"
+#include "lib/worker/registry.h"
 #include "probes/probe.h"
+#include "probes/sentinel_probe.h"
 
 #include <fmt/format.h>
 
@@ -30,17 +31,18 @@ void sendResult(const WorkloadResult& result) {
 } // namespace
 
 int workerMain(const std::string& specJson) {
-    nlohmann::json spec = nlohmann::json::parse(specJson);
+    const workloads::WorkerSpec spec = workloads::parseWorkerSpec(specJson);
+    const WorkloadEntry& entry = findWorkload(spec.workload);
     WorkloadResult result;
-    result.workload = spec.value("workload", "?");
-    result.subject = spec.value("subject", "");
-    python::registerLeakgateModule();
+    result.workload = spec.workload;
+    result.subject = spec.subject;
+    probes::registerLeakgateModule();
     {
-        auto env = spec.at("environment").get<python::Environment>();
-        python::Interpreter interpreter(env, spec.at("argv").get<std::vector<std::string>>());
+        python::Interpreter interpreter(spec.environment, spec.argv);
+        probes::Session session; // ends before the interpreter does
         try {
             probes::watchGcEnable();
-            result = workloads::run(spec);
+            result = entry.run(spec);
         } catch (const pybind11::error_already_set& error) {
             // Converted here, while the interpreter that raised it still lives.
             result.error = WorkloadError{

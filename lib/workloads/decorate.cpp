@@ -51,8 +51,8 @@ nlohmann::json strings(py::handle list) {
 }
 
 // Device sentinels for the workload's cases when CUDA can be used; the reasons go in the details.
-void configureDevice(WorkloadResult& result, py::module_& harness, const nlohmann::json& spec) {
-    const std::int64_t bytes = spec.value("device_sentinel_bytes", std::int64_t{256} << 20);
+void configureDevice(WorkloadResult& result, py::module_& harness, const WorkerSpec& spec) {
+    const std::int64_t bytes = spec.deviceSentinelBytes;
     py::dict reasons = harness.attr("configure_device")(bytes);
     result.details["device_sentinel"] = {{"bytes", bytes},
                                          {"not_placed", reasons["device"].cast<std::string>()},
@@ -61,7 +61,7 @@ void configureDevice(WorkloadResult& result, py::module_& harness, const nlohman
 
 } // namespace
 
-WorkloadResult runDecorate(const nlohmann::json& spec) {
+WorkloadResult runDecorate(const WorkerSpec& spec) {
     WorkloadResult result = newResult(spec, "decorate");
     py::module_ harness = loadHarness();
     py::module_ shutil = py::module_::import("shutil");
@@ -87,7 +87,7 @@ WorkloadResult runDecorate(const nlohmann::json& spec) {
         throw UsageError(fmt::format(
             "target `{}` defines neither `kernel` nor `jit` (see the target protocol)", result.subject));
     }
-    const std::int64_t sentinelBytes = spec.value("sentinel_bytes", std::int64_t{8} << 20);
+    const std::int64_t sentinelBytes = spec.sentinelBytes;
     configureDevice(result, harness, spec);
     py::list depths;
     for (int depth = 1; depth <= 3; ++depth)
@@ -104,10 +104,10 @@ WorkloadResult runDecorate(const nlohmann::json& spec) {
     return result;
 }
 
-WorkloadResult runImport(const nlohmann::json& spec) {
+WorkloadResult runImport(const WorkerSpec& spec) {
     WorkloadResult result = newResult(spec, "import");
     py::module_ harness = loadHarness();
-    const std::int64_t sentinelBytes = spec.value("sentinel_bytes", std::int64_t{8} << 20);
+    const std::int64_t sentinelBytes = spec.sentinelBytes;
     configureDevice(result, harness, spec);
     auto probes = gateProbes();
     measure(

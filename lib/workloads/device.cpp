@@ -73,19 +73,11 @@ Run launchRun(const cuda::EchoKernels& kernels, const std::string& typeName, py:
     return perCall(counts, collectYoungGarbage(), calls);
 }
 
-struct Metric {
-    const char* check; // device-<check>
-    const char* what;
-    double Run::*field;
-};
-constexpr Metric kMetrics[] = {
-    {"allocations", "allocator calls", &Run::allocations},
-    {"cyclic-garbage", "objects entering cyclic garbage", &Run::cyclicGarbage},
-};
+constexpr Metric kMetrics[] = {kAllocationsMetric, kCyclicGarbageMetric};
 
 } // namespace
 
-WorkloadResult runDevice(const json& spec) {
+WorkloadResult runDevice(const WorkerSpec& spec) {
     WorkloadResult result = newResult(spec, "device");
     cuda::Driver& driver = cuda::Driver::get();
     result.details["cuda"] = {{"library", driver.device().library},
@@ -116,8 +108,7 @@ WorkloadResult runDevice(const json& spec) {
     probes.push_back(probes::makeGcGuardProbe());
     json mismatches = json::array(), rejected = json::array(), loops = json::array();
     int compared = 0, launchCases = 0;
-    std::map<std::string, std::pair<double, std::string>> worst; // per metric: excess, reason
-    std::map<std::string, double> highest;                       // per metric: the check's amount
+    MetricTally tally;
     measure(
         result, probes,
         [&] {
@@ -183,21 +174,13 @@ WorkloadResult runDevice(const json& spec) {
                     {"reference", referencePack.is_none() ? json(nullptr) : runsJson(referenceRuns)},
                     {"flagged", json::array()}};
                 for (const Metric& metric : kMetrics) {
-                    double low = targetRuns.front().*metric.field, referenceHigh = 0;
-                    for (const Run& run : targetRuns)
-                        low = std::min(low, run.*metric.field);
-                    for (const Run& run : referenceRuns)
-                        referenceHigh = std::max(referenceHigh, run.*metric.field);
-                    highest[metric.check] = std::max(highest[metric.check], low);
-                    if (!exceedsInEveryRun(targetRuns, referenceRuns, metric.field)) continue;
-                    entry["flagged"].push_back(metric.check);
-                    auto& [excess, reason] = worst[metric.check];
-                    if (low - referenceHigh > excess) {
-                        excess = low - referenceHigh;
-                        reason = fmt::format("{}: {:.2f} {} per launch (reference: {:.2f}) in every one "
-                                             "of {} runs of {} launches",
-                                             where, low, metric.what, referenceHigh, runs, calls);
-                    }
+                    auto describe = [&](double low, double referenceHigh) {
+                        return fmt::format("{}: {:.2f} {} per launch (reference: {:.2f}) in every one "
+                                           "of {} runs of {} launches",
+                                           where, low, metric.what, referenceHigh, runs, calls);
+                    };
+                    if (tally.add(metric, targetRuns, referenceRuns, describe))
+                        entry["flagged"].push_back(metric.check);
                 }
                 loops.push_back(std::move(entry));
             }
@@ -227,11 +210,11 @@ WorkloadResult runDevice(const json& spec) {
     }
     for (const Metric& metric : kMetrics) {
         const std::string name = std::string("device-") + metric.check;
-        const auto amount = static_cast<std::int64_t>(std::llround(highest[metric.check] * 1000));
-        auto found = worst.find(metric.check);
+        const auto amount = tally.amount(metric);
+        const MetricTally::Worst* worst = tally.worst(metric);
         if (launchCases == 0) {
             result.checks.push_back({name, Status::kSkip, "no scalar type to launch", std::nullopt});
-        } else if (found == worst.end()) {
+        } else if (!worst) {
             result.checks.push_back(
                 {name, Status::kPass,
                  fmt::format(
@@ -240,7 +223,7 @@ WorkloadResult runDevice(const json& spec) {
                      metric.what, launchCases, runs, calls),
                  amount});
         } else {
-            result.checks.push_back({name, Status::kFail, found->second.second, amount});
+            result.checks.push_back({name, Status::kFail, worst->reason, amount});
         }
     }
     return result;

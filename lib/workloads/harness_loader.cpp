@@ -33,19 +33,19 @@ py::module_ loadHarness() {
     return loadOwnModule("lib/workloads/harness.py", "_leakgate_harness", "<leakgate:harness>");
 }
 
-py::dict targetSpec(const nlohmann::json& spec) {
+py::dict targetSpec(const WorkerSpec& spec) {
     py::dict target;
-    const auto& json = spec.at("target");
-    if (json.contains("path")) target["path"] = json.at("path").get<std::string>();
-    if (json.contains("module")) target["module"] = json.at("module").get<std::string>();
+    const TargetRef& ref = spec.requireTarget();
+    if (!ref.path.empty()) target["path"] = ref.path;
+    if (!ref.module.empty()) target["module"] = ref.module;
     return target;
 }
 
-WorkloadResult newResult(const nlohmann::json& spec, const char* workload) {
+WorkloadResult newResult(const WorkerSpec& spec, const char* workload) {
     WorkloadResult result;
     result.workload = workload;
-    result.subject = spec.at("target").at("name").get<std::string>();
-    result.role = spec.value("role", "target");
+    result.subject = spec.requireTarget().name;
+    result.role = spec.role;
     return result;
 }
 

@@ -3,10 +3,9 @@
 #pragma once
 
 #include "lib/report/model.h"
+#include "lib/workloads/spec.h"
 
 #include <pybind11/pybind11.h>
-
-#include <nlohmann/json.hpp>
 
 #include <string>
 
@@ -22,9 +21,9 @@ pybind11::module_ loadOwnModule(const std::string& relativePath, const std::stri
 pybind11::module_ loadHarness();
 
 // The target of a spec as the harness takes it: {"module": name} or {"path": file}.
-pybind11::dict targetSpec(const nlohmann::json& spec);
+pybind11::dict targetSpec(const WorkerSpec& spec);
 
 // A result named after the spec's target and role.
-WorkloadResult newResult(const nlohmann::json& spec, const char* workload);
+WorkloadResult newResult(const WorkerSpec& spec, const char* workload);
 
 } // namespace leakgate::workloads

@@ -8,7 +8,7 @@
 #include "lib/base/errors.h"
 #include "lib/python/compat.h"
 #include "lib/python/gc_debug_guard.h"
-#include "lib/report/writers/text.h"
+#include "lib/report/units.h"
 #include "lib/scanner/explain.h"
 #include "lib/workloads/harness_loader.h"
 #include "lib/workloads/scalar_cases.h"
@@ -56,20 +56,11 @@ std::vector<scanner::CycleShape> cyclesLeftBy(py::handle call, std::int64_t call
     return shapes;
 }
 
-struct Metric {
-    const char* check; // launch-<check>
-    const char* what;  // how the reason names it
-    double Run::*field;
-};
-constexpr Metric kMetrics[] = {
-    {"allocations", "allocator calls", &Run::allocations},
-    {"net-blocks", "net blocks", &Run::netBlocks},
-    {"cyclic-garbage", "objects entering cyclic garbage", &Run::cyclicGarbage},
-};
+constexpr Metric kMetrics[] = {kAllocationsMetric, kNetBlocksMetric, kCyclicGarbageMetric};
 
 } // namespace
 
-WorkloadResult runLaunch(const json& spec) {
+WorkloadResult runLaunch(const WorkerSpec& spec) {
     WorkloadResult result = newResult(spec, "launch");
     py::module_ harness = loadHarness();
     auto types = scalarTypesOrSkip(result, harness, spec,
@@ -82,17 +73,7 @@ WorkloadResult runLaunch(const json& spec) {
     probes::ProbeList probes;
     probes.push_back(probes::makeGcGuardProbe());
     json cases = json::array();
-    struct Worst {
-        double excess = 0;
-        std::string where;
-        std::string reason;
-        py::object call;
-    };
-    std::map<std::string, Worst> worst;      // per metric
-    std::map<std::string, int> flaggedCases; // per metric
-    // Per metric, the highest per-call figure of any case (each case's lowest run): the check's
-    // amount, in thousandths of a call, for baselines.
-    std::map<std::string, double> highestPerCall;
+    MetricTally tally;
     int caseCount = 0;
     measure(
         result, probes,
@@ -135,25 +116,13 @@ WorkloadResult runLaunch(const json& spec) {
                                       {"flagged", json::array()}};
                         ++caseCount;
                         for (const Metric& metric : kMetrics) {
-                            if (!exceedsInEveryRun(targetRuns, referenceRuns, metric.field)) continue;
-                            entry["flagged"].push_back(metric.check);
-                            ++flaggedCases[metric.check];
-                            double low = targetRuns.front().*metric.field;
-                            for (const Run& run : targetRuns)
-                                low = std::min(low, run.*metric.field);
-                            double referenceHigh = 0;
-                            for (const Run& run : referenceRuns)
-                                referenceHigh = std::max(referenceHigh, run.*metric.field);
-                            Worst& current = worst[metric.check];
-                            if (low - referenceHigh > current.excess) {
-                                current = {
-                                    low - referenceHigh, where,
-                                    fmt::format(
-                                        "{}: {:.2f} {} per call (reference: {:.2f}) in every one of {} "
-                                        "runs of {} calls",
-                                        where, low, metric.what, referenceHigh, runs, calls),
-                                    targetCall};
-                            }
+                            auto describe = [&](double low, double referenceHigh) {
+                                return fmt::format("{}: {:.2f} {} per call (reference: {:.2f}) in every "
+                                                   "one of {} runs of {} calls",
+                                                   where, low, metric.what, referenceHigh, runs, calls);
+                            };
+                            if (tally.add(metric, targetRuns, referenceRuns, describe, targetCall))
+                                entry["flagged"].push_back(metric.check);
                         }
                         cases.push_back(std::move(entry));
                     }
@@ -166,9 +135,9 @@ WorkloadResult runLaunch(const json& spec) {
 
     for (const Metric& metric : kMetrics) {
         std::string name = std::string("launch-") + metric.check;
-        const auto amount = static_cast<std::int64_t>(std::llround(highestPerCall[metric.check] * 1000));
-        auto found = worst.find(metric.check);
-        if (found == worst.end()) {
+        const auto amount = tally.amount(metric);
+        const MetricTally::Worst* worst = tally.worst(metric);
+        if (!worst) {
             result.checks.push_back(
                 {name, Status::kPass,
                  fmt::format("no more {} per call than the reference in any of {} cases", metric.what,
@@ -176,10 +145,10 @@ WorkloadResult runLaunch(const json& spec) {
                  amount});
             continue;
         }
-        const Worst& top = found->second;
+        const MetricTally::Worst& top = *worst;
         result.checks.push_back({name, Status::kFail,
                                  fmt::format("{} of {} cases exceed the reference; worst {}",
-                                             flaggedCases[metric.check], caseCount, top.reason),
+                                             tally.flaggedCases(metric), caseCount, top.reason),
                                  amount});
         Finding finding;
         finding.kind = std::string("launch-") + metric.check;
@@ -216,14 +185,14 @@ WorkloadResult runLaunch(const json& spec) {
     return result;
 }
 
-WorkloadResult runValues(const json& spec) {
+WorkloadResult runValues(const WorkerSpec& spec) {
     WorkloadResult result = newResult(spec, "values");
     py::module_ harness = loadHarness();
     auto types = scalarTypesOrSkip(result, harness, spec, {"values-encoding", "values-bounded"});
     if (!types) return result;
     py::dict targetTypes = types->first;
     probes::AllocationCounter::install();
-    const std::int64_t distinct = spec.value("distinct_values", std::int64_t{1'000'000});
+    const std::int64_t distinct = spec.distinctValues;
     probes::ProbeList probes;
     probes.push_back(probes::makeGcGuardProbe());
     json mismatches = json::array(), rejected = json::array(), bounded = json::array();
@@ -327,15 +296,15 @@ WorkloadResult runValues(const json& spec) {
     return result;
 }
 
-WorkloadResult runSoak(const json& spec) {
+WorkloadResult runSoak(const WorkerSpec& spec) {
     WorkloadResult result = newResult(spec, "soak");
     py::module_ harness = loadHarness();
     auto prepared = scalarTypesOrSkip(result, harness, spec, {"soak-growth"});
     if (!prepared) return result;
     py::dict types = prepared->first;
-    const std::int64_t steps = spec.value("soak_steps", std::int64_t{0});
-    const double seconds = spec.value("soak_seconds", 30.0);
-    const std::int64_t sampleEvery = spec.value("soak_sample_every", std::int64_t{100});
+    const std::int64_t steps = spec.soakSteps;
+    const double seconds = spec.soakSeconds;
+    const std::int64_t sampleEvery = spec.soakSampleEvery;
     probes::ProbeList probes;
     probes.push_back(probes::makeGcGuardProbe());
     py::list series;

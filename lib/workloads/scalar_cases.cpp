@@ -29,7 +29,7 @@ void skipAll(WorkloadResult& result, const std::vector<std::string>& checks, con
 }
 
 std::optional<std::pair<py::dict, py::dict>> scalarTypesOrSkip(WorkloadResult& result,
-                                                               py::module_& harness, const json& spec,
+                                                               py::module_& harness, const WorkerSpec& spec,
                                                                const std::vector<std::string>& checks) {
     std::pair<py::dict, py::dict> types;
     try {
@@ -108,9 +108,8 @@ std::vector<std::uint8_t> expectedBytes(const ScalarType& type, py::handle value
     return encodeInteger(type, modulo);
 }
 
-LoopSettings loopSettings(const json& spec) {
-    return {spec.value("calls", std::int64_t{2000}), spec.value("runs", 5),
-            spec.value("warmup", std::int64_t{200})};
+LoopSettings loopSettings(const WorkerSpec& spec) {
+    return {spec.launchCalls, spec.launchRuns, spec.launchWarmup};
 }
 
 std::int64_t collectYoungGarbage() {
@@ -143,6 +142,40 @@ bool exceedsInEveryRun(const std::vector<Run>& target, const std::vector<Run>& r
         worstReference = std::max(worstReference, run.*field);
     return std::all_of(target.begin(), target.end(),
                        [&](const Run& run) { return run.*field > worstReference + kEpsilonPerCall; });
+}
+
+bool MetricTally::add(const Metric& metric, const std::vector<Run>& target,
+                      const std::vector<Run>& reference,
+                      const std::function<std::string(double, double)>& describe, py::object call) {
+    double low = target.front().*metric.field;
+    for (const Run& run : target)
+        low = std::min(low, run.*metric.field);
+    double referenceHigh = 0;
+    for (const Run& run : reference)
+        referenceHigh = std::max(referenceHigh, run.*metric.field);
+    double& highest = highest_[metric.check];
+    highest = std::max(highest, low);
+    if (!exceedsInEveryRun(target, reference, metric.field)) return false;
+    ++flagged_[metric.check];
+    Worst& current = worst_[metric.check];
+    if (low - referenceHigh > current.excess)
+        current = {low - referenceHigh, describe(low, referenceHigh), std::move(call)};
+    return true;
+}
+
+std::int64_t MetricTally::amount(const Metric& metric) const {
+    auto found = highest_.find(metric.check);
+    return found == highest_.end() ? 0 : static_cast<std::int64_t>(std::llround(found->second * 1000));
+}
+
+const MetricTally::Worst* MetricTally::worst(const Metric& metric) const {
+    auto found = worst_.find(metric.check);
+    return found == worst_.end() ? nullptr : &found->second;
+}
+
+int MetricTally::flaggedCases(const Metric& metric) const {
+    auto found = flagged_.find(metric.check);
+    return found == flagged_.end() ? 0 : found->second;
 }
 
 std::string firstMismatches(const json& mismatches, const char* gotKey, const char* gotVerb) {

@@ -4,11 +4,14 @@
 
 #include "lib/workloads/encodings.h"
 #include "lib/report/model.h"
+#include "lib/workloads/spec.h"
 #include "probes/allocation_counter.h"
 
 #include <nlohmann/json.hpp>
 #include <pybind11/pybind11.h>
 
+#include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <utility>
@@ -25,7 +28,7 @@ void skipAll(WorkloadResult& result, const std::vector<std::string>& checks, con
 // The target's and the reference's scalar types. Empty when the target cannot be imported
 // (then `result.error` says why) or has none (then `checks` are skipped with that reason).
 std::optional<std::pair<pybind11::dict, pybind11::dict>>
-scalarTypesOrSkip(WorkloadResult& result, pybind11::module_& harness, const nlohmann::json& spec,
+scalarTypesOrSkip(WorkloadResult& result, pybind11::module_& harness, const WorkerSpec& spec,
                   const std::vector<std::string>& checks);
 
 // Python values that probe each rule of the type's encoding.
@@ -35,13 +38,12 @@ std::vector<pybind11::object> probeValues(const ScalarType& type);
 std::vector<std::uint8_t> expectedBytes(const ScalarType& type, pybind11::handle value);
 
 // How the launch-path loops run: `runs` measured runs of `calls` calls after `warmup` calls.
-// Spec keys calls, runs, warmup (defaults 2000, 5, 200).
 struct LoopSettings {
     std::int64_t calls;
     int runs;
     std::int64_t warmup;
 };
-LoopSettings loopSettings(const nlohmann::json& spec);
+LoopSettings loopSettings(const WorkerSpec& spec);
 
 inline constexpr double kEpsilonPerCall = 0.01; // below this a per-call difference is noise
 
@@ -62,6 +64,44 @@ std::int64_t collectYoungGarbage();
 // CPython's refleak hunter: one noisy run does not make a finding).
 bool exceedsInEveryRun(const std::vector<Run>& target, const std::vector<Run>& reference,
                        double Run::*field);
+
+// A per-call figure the launch-path loops judge, and how a reason names it.
+struct Metric {
+    const char* check; // the check is <workload>-<check>
+    const char* what;
+    double Run::*field;
+};
+inline constexpr Metric kAllocationsMetric{"allocations", "allocator calls", &Run::allocations};
+inline constexpr Metric kNetBlocksMetric{"net-blocks", "net blocks", &Run::netBlocks};
+inline constexpr Metric kCyclicGarbageMetric{"cyclic-garbage", "objects entering cyclic garbage",
+                                             &Run::cyclicGarbage};
+
+// What the launch-path loops (launch.cpp, device.cpp) keep per metric over their cases: the
+// highest per-call figure of any case, each case counted by its lowest run (the check's amount,
+// flagged or not), and the case that exceeds the reference by most.
+class MetricTally {
+public:
+    struct Worst {
+        double excess = 0;
+        std::string reason;
+        pybind11::object call; // what made the worst case: launch.cpp explains it further
+    };
+    // Adds one case. True when every target run exceeds the reference's worst run
+    // (exceedsInEveryRun); `describe(low, referenceHigh)` words the reason of a new worst case.
+    bool add(const Metric& metric, const std::vector<Run>& target, const std::vector<Run>& reference,
+             const std::function<std::string(double low, double referenceHigh)>& describe,
+             pybind11::object call = {});
+    // The highest figure in thousandths of a call, as baselines compare it.
+    std::int64_t amount(const Metric& metric) const;
+    // Null when no case flagged the metric.
+    const Worst* worst(const Metric& metric) const;
+    int flaggedCases(const Metric& metric) const;
+
+private:
+    std::map<std::string, double> highest_;
+    std::map<std::string, Worst> worst_;
+    std::map<std::string, int> flagged_;
+};
 
 // The first three of a list of {type, value, expected, <gotKey>} mismatches, for a check's reason:
 // "Float16(-0.0)<gotVerb> 0x0000, want 0x8000; ...".

@@ -30,11 +30,11 @@ std::string readSource(const std::string& path) {
 
 // Python's own exit conventions: SystemExit is a normal end, anything else is an error.
 void handleScriptException(WorkloadResult& result) {
-    PyObject *type, *value, *traceback;
-    PyErr_Fetch(&type, &value, &traceback);
-    PyErr_NormalizeException(&type, &value, &traceback);
-    OwnedRef ownedType = own(type), ownedValue = own(value), ownedTraceback = own(traceback);
-    if (traceback) PyException_SetTraceback(value, traceback);
+    OwnedRef exception = python::takeRaisedException(); // normalized, traceback attached
+    PyObject* value = exception.get();
+    PyObject* type = reinterpret_cast<PyObject*>(Py_TYPE(value)); // Borrowed reference
+    OwnedRef ownedTraceback = own(PyException_GetTraceback(value));
+    PyObject* traceback = ownedTraceback.get();
     if (PyErr_GivenExceptionMatches(type, PyExc_SystemExit)) {
         py::object code = py::reinterpret_borrow<py::object>(value).attr("code");
         if (code.is_none()) {
@@ -71,10 +71,10 @@ void joinNonDaemonThreads() {
 
 } // namespace
 
-WorkloadResult runScript(const nlohmann::json& spec) {
+WorkloadResult runScript(const WorkerSpec& spec) {
     WorkloadResult result;
     result.workload = "scan";
-    result.subject = spec.at("script").get<std::string>();
+    result.subject = spec.script;
     const std::string script = std::filesystem::absolute(result.subject).string();
     const std::string source = readSource(script);
 

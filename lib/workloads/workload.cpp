@@ -1,6 +1,5 @@
 #include "lib/workloads/workload.h"
 
-#include "lib/base/errors.h"
 #include "lib/python/gc_debug_guard.h"
 
 #include <pybind11/pybind11.h>
@@ -69,19 +68,6 @@ void measure(WorkloadResult& result, probes::ProbeList& probes, const std::funct
     for (auto& check : result.checks)
         check.name = checkPrefix + check.name;
     result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-}
-
-WorkloadResult run(const nlohmann::json& spec) {
-    const std::string workload = spec.at("workload").get<std::string>();
-    if (workload == "scan") return runScript(spec);
-    if (workload == "decorate") return runDecorate(spec);
-    if (workload == "import") return runImport(spec);
-    if (workload == "launch") return runLaunch(spec);
-    if (workload == "values") return runValues(spec);
-    if (workload == "soak") return runSoak(spec);
-    if (workload == "device") return runDevice(spec);
-    if (workload == "lint") return runLint(spec);
-    throw UsageError(fmt::format("unknown workload `{}`", workload));
 }
 
 } // namespace leakgate::workloads

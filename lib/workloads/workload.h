@@ -3,9 +3,8 @@
 #pragma once
 
 #include "lib/report/model.h"
+#include "lib/workloads/spec.h"
 #include "probes/probe.h"
-
-#include <nlohmann/json.hpp>
 
 #include <functional>
 
@@ -18,28 +17,23 @@ namespace leakgate::workloads {
 void measure(WorkloadResult& result, probes::ProbeList& probes, const std::function<void()>& body,
              const std::string& checkPrefix = "");
 
-// `leakgate scan`: runs a script as __main__. Spec keys: script, args.
-WorkloadResult runScript(const nlohmann::json& spec);
+// The workloads; lib/worker/registry.cpp lists them with their checks.
 
-// The gate's workloads on a target's decorators. Spec keys: target ({name, path | module}),
-// role, sentinel_bytes.
-WorkloadResult runDecorate(const nlohmann::json& spec);
-WorkloadResult runImport(const nlohmann::json& spec);
+// `leakgate scan` (script.cpp): runs spec.script as __main__.
+WorkloadResult runScript(const WorkerSpec& spec);
 
-// The launch path (lib/workloads/launch.cpp). Spec keys: target, role; launch: calls, runs,
-// warmup; values: distinct_values; soak: soak_steps, soak_seconds, soak_sample_every.
-WorkloadResult runLaunch(const nlohmann::json& spec);
-WorkloadResult runValues(const nlohmann::json& spec);
-WorkloadResult runSoak(const nlohmann::json& spec);
+// The gate's workloads on a target's decorators (decorate.cpp): spec.target, role, sentinel bytes.
+WorkloadResult runDecorate(const WorkerSpec& spec);
+WorkloadResult runImport(const WorkerSpec& spec);
 
-// The real launch on a GPU (lib/workloads/device.cpp): the echo kernels launched with the
-// target's packed pointers. Spec keys as for `launch`.
-WorkloadResult runDevice(const nlohmann::json& spec);
+// The launch path (launch.cpp): spec.target and role; the launch loop settings; values: the
+// distinct values; soak: its steps, seconds and sampling.
+WorkloadResult runLaunch(const WorkerSpec& spec);
+WorkloadResult runValues(const WorkerSpec& spec);
+WorkloadResult runSoak(const WorkerSpec& spec);
 
-// `leakgate lint` (lib/lint/python.cpp): the static rules over Python sources. Spec: paths.
-WorkloadResult runLint(const nlohmann::json& spec);
-
-// Dispatches on spec["workload"].
-WorkloadResult run(const nlohmann::json& spec);
+// The real launch on a GPU (device.cpp): the echo kernels launched with the target's packed
+// pointers. Settings as for `launch`.
+WorkloadResult runDevice(const WorkerSpec& spec);
 
 } // namespace leakgate::workloads

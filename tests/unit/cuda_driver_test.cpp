@@ -105,7 +105,8 @@ TEST(CudaDriver, AnEchoKernelReturnsTheScalarItsParameterPointsAt) {
 }
 
 TEST(CudaDriver, ADeviceSentinelHoldsDeviceMemoryUntilItIsFreed) {
-    python::registerLeakgateModule(); // keeps the module's registration in this binary's link
+    probes::registerLeakgateModule(); // keeps the module's registration in this binary's link
+    probes::Session session;          // owns the sentinel's weakref, as a worker's does
     py::module_ leakgate = py::module_::import("_leakgate");
     ASSERT_TRUE(leakgate.attr("cuda_status")()["available"].cast<bool>());
     const auto heldBefore = leakgate.attr("device_memory")()["held_bytes"].cast<std::int64_t>();
@@ -116,11 +117,9 @@ TEST(CudaDriver, ADeviceSentinelHoldsDeviceMemoryUntilItIsFreed) {
     sentinel = py::none();
     EXPECT_TRUE(weak().is_none());
     EXPECT_EQ(leakgate.attr("device_memory")()["held_bytes"].cast<std::int64_t>(), heldBefore);
-    // The sentinel probe would clear its registry after the workload; its weakrefs must not
-    // outlive the interpreter.
+    // The session releases its weakrefs when it ends, before the interpreter does.
     ASSERT_FALSE(probes::sentinelRegistry().empty());
     EXPECT_EQ(probes::sentinelRegistry().back().kind, "device");
-    probes::sentinelRegistry().clear();
 }
 
 } // namespace

@@ -64,10 +64,10 @@ TEST(GateLint, AnotherFunctionOrAnotherFileIsNotAConfirmation) {
 
 TEST(GateLint, AFileTargetIsLintedAsItsFile) {
     python::Environment env;
-    EXPECT_EQ(gateLintPaths({{"name", "model"}, {"path", "/targets/model.py"}}, env),
+    EXPECT_EQ(gateLintPaths({"model", "", "/targets/model.py"}, env),
               std::vector<std::string>{"/targets/model.py"});
     // `cute` without nvidia_cutlass_dsl on the environment's path: nothing to lint.
-    EXPECT_TRUE(gateLintPaths({{"name", "cute"}, {"path", "/data/lib/targets/cute.py"}}, env).empty());
+    EXPECT_TRUE(gateLintPaths({"cute", "", "/data/lib/targets/cute.py"}, env).empty());
 }
 
 } // namespace

@@ -1,6 +1,7 @@
 #include "lib/report/model.h"
 
 #include "lib/report/writers/json.h"
+#include "lib/report/units.h"
 #include "lib/report/writers/text.h"
 
 #include <gtest/gtest.h>

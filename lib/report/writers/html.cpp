@@ -1,6 +1,7 @@
 #include "lib/report/writers/html.h"
 
 #include "lib/report/writers/junit.h"
+#include "lib/report/units.h"
 #include "lib/report/writers/text.h"
 
 #include <fmt/format.h>

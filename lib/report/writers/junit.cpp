@@ -1,5 +1,6 @@
 #include "lib/report/writers/junit.h"
 
+#include "lib/report/units.h"
 #include "lib/report/writers/text.h"
 
 #include <fmt/format.h>

@@ -1,5 +1,7 @@
 #include "lib/report/writers/text.h"
 
+#include "lib/report/units.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -119,18 +121,6 @@ void writeSentinels(std::string& out, const std::vector<SentinelVerdict>& sentin
 }
 
 } // namespace
-
-std::string humanBytes(std::int64_t bytes) {
-    const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-    double value = static_cast<double>(bytes);
-    size_t unit = 0;
-    while (value >= 1024 && unit + 1 < std::size(units)) {
-        value /= 1024;
-        ++unit;
-    }
-    return unit == 0 ? fmt::format("{} B", bytes)
-                     : fmt::format("{:.1f} {} ({} bytes)", value, units[unit], bytes);
-}
 
 std::string formatText(const Report& report, const TextOptions& options) {
     std::string out;

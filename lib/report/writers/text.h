@@ -17,7 +17,4 @@ std::string formatText(const Report& report, const TextOptions& options);
 // failing check said.
 std::string formatBisectText(const BisectReport& report, const TextOptions& options);
 
-// "1.0 GiB", "512 B"
-std::string humanBytes(std::int64_t bytes);
-
 } // namespace leakgate

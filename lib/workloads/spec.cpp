@@ -1,0 +1,112 @@
+#include "lib/workloads/spec.h"
+
+#include "lib/base/errors.h"
+
+#include <fmt/format.h>
+
+#include <set>
+
+namespace leakgate::workloads {
+
+using nlohmann::json;
+
+const TargetRef& WorkerSpec::requireTarget() const {
+    if (!target) throw UsageError(fmt::format("the `{}` workload needs a target", workload));
+    return *target;
+}
+
+std::string serialize(const WorkerSpec& spec) {
+    json out = {{"workload", spec.workload},
+                {"subject", spec.subject},
+                {"environment", spec.environment},
+                {"argv", spec.argv},
+                {"script", spec.script},
+                {"role", spec.role},
+                {"sentinel_bytes", spec.sentinelBytes},
+                {"device_sentinel_bytes", spec.deviceSentinelBytes},
+                {"calls", spec.launchCalls},
+                {"runs", spec.launchRuns},
+                {"warmup", spec.launchWarmup},
+                {"distinct_values", spec.distinctValues},
+                {"soak_steps", spec.soakSteps},
+                {"soak_seconds", spec.soakSeconds},
+                {"soak_sample_every", spec.soakSampleEvery},
+                {"paths", spec.paths}};
+    if (spec.target) {
+        json target = {{"name", spec.target->name}};
+        if (!spec.target->module.empty()) target["module"] = spec.target->module;
+        if (!spec.target->path.empty()) target["path"] = spec.target->path;
+        out["target"] = std::move(target);
+    }
+    // Paths are bytes on Linux: a name that is not UTF-8 must not stop the run.
+    return out.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+namespace {
+
+// Reads `key` into `field` when present; a value of the wrong type names the key.
+template <typename T>
+void read(const json& in, const char* key, T& field, bool required = false) {
+    auto found = in.find(key);
+    if (found == in.end()) {
+        if (required) throw UsageError(fmt::format("worker spec: `{}` is missing", key));
+        return;
+    }
+    try {
+        found->get_to(field);
+    } catch (const json::exception& error) {
+        throw UsageError(fmt::format("worker spec: `{}` is malformed ({})", key, error.what()));
+    }
+}
+
+} // namespace
+
+WorkerSpec parseWorkerSpec(const std::string& text) {
+    json in;
+    try {
+        in = json::parse(text);
+    } catch (const json::exception& error) {
+        throw UsageError(fmt::format("worker spec: not JSON ({})", error.what()));
+    }
+    if (!in.is_object()) throw UsageError("worker spec: not a JSON object");
+    static const std::set<std::string> kKnown = {
+        "workload", "subject",    "environment", "argv",           "script",         "target",
+        "role",     "sentinel_bytes", "device_sentinel_bytes", "calls", "runs",      "warmup",
+        "distinct_values", "soak_steps", "soak_seconds", "soak_sample_every", "paths"};
+    for (const auto& [key, value] : in.items()) {
+        if (!kKnown.contains(key)) throw UsageError(fmt::format("worker spec: unknown key `{}`", key));
+    }
+    WorkerSpec spec;
+    read(in, "workload", spec.workload, true);
+    read(in, "subject", spec.subject);
+    read(in, "environment", spec.environment, true);
+    read(in, "argv", spec.argv, true);
+    read(in, "script", spec.script);
+    read(in, "role", spec.role);
+    read(in, "sentinel_bytes", spec.sentinelBytes);
+    read(in, "device_sentinel_bytes", spec.deviceSentinelBytes);
+    read(in, "calls", spec.launchCalls);
+    read(in, "runs", spec.launchRuns);
+    read(in, "warmup", spec.launchWarmup);
+    read(in, "distinct_values", spec.distinctValues);
+    read(in, "soak_steps", spec.soakSteps);
+    read(in, "soak_seconds", spec.soakSeconds);
+    read(in, "soak_sample_every", spec.soakSampleEvery);
+    read(in, "paths", spec.paths);
+    if (in.contains("target")) {
+        const json& target = in.at("target");
+        if (!target.is_object()) throw UsageError("worker spec: `target` is not an object");
+        TargetRef ref;
+        read(target, "name", ref.name, true);
+        read(target, "module", ref.module);
+        read(target, "path", ref.path);
+        if (ref.module.empty() == ref.path.empty())
+            throw UsageError("worker spec: `target` needs exactly one of `module` and `path`");
+        spec.target = std::move(ref);
+    }
+    if (spec.role != "target" && spec.role != "reference")
+        throw UsageError(fmt::format("worker spec: unknown role `{}`", spec.role));
+    return spec;
+}
+
+} // namespace leakgate::workloads

@@ -1,0 +1,68 @@
+// What a worker is asked to run: one typed spec, read by every workload. Its defaults are here and
+// nowhere else (the gate's options start from them); its one JSON encoding is in spec.cpp. The
+// parent (lib/worker/client) writes it, the worker (lib/worker/main) reads it back; an unknown
+// key, a missing one or a value of the wrong type is a clear error, never a silent default.
+#pragma once
+
+#include "lib/python/environment.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace leakgate::workloads {
+
+// The defaults of the settings a spec carries, shared with the gate's options (lib/commands/gate.h).
+namespace defaults {
+inline constexpr std::int64_t kSentinelBytes = 8 << 20;          // host payload of each sentinel
+inline constexpr std::int64_t kDeviceSentinelBytes = 256ll << 20; // device payload per case; 0: none
+inline constexpr std::int64_t kLaunchCalls = 2000;               // calls per measured launch run
+inline constexpr int kLaunchRuns = 5;                             // measured runs per launch case
+inline constexpr std::int64_t kLaunchWarmup = 200;               // calls before the measured runs
+inline constexpr std::int64_t kDistinctValues = 1'000'000;       // the values workload's stream
+inline constexpr std::int64_t kSoakSteps = 0;                    // 0: run for kSoakSeconds
+inline constexpr double kSoakSeconds = 30;
+inline constexpr std::int64_t kSoakSampleEvery = 100;            // steps between RSS samples
+} // namespace defaults
+
+// A target as the harness imports it: a module name or a file path (exactly one).
+struct TargetRef {
+    std::string name; // as reports name it: "reference", "cute", a file's stem
+    std::string module;
+    std::string path;
+};
+
+struct WorkerSpec {
+    std::string workload; // a name in lib/worker/registry.cpp
+    std::string subject;  // what the result is about: the script, the target, the lint paths
+    python::Environment environment;
+    std::vector<std::string> argv; // sys.argv of the embedded interpreter
+
+    std::string script; // scan: the script run as __main__
+
+    std::optional<TargetRef> target; // gate workloads
+    std::string role = "target";     // "target", or "reference": the baseline
+    std::int64_t sentinelBytes = defaults::kSentinelBytes;
+    std::int64_t deviceSentinelBytes = defaults::kDeviceSentinelBytes;
+    std::int64_t launchCalls = defaults::kLaunchCalls;
+    int launchRuns = defaults::kLaunchRuns;
+    std::int64_t launchWarmup = defaults::kLaunchWarmup;
+    std::int64_t distinctValues = defaults::kDistinctValues;
+    std::int64_t soakSteps = defaults::kSoakSteps;
+    double soakSeconds = defaults::kSoakSeconds;
+    std::int64_t soakSampleEvery = defaults::kSoakSampleEvery;
+
+    std::vector<std::string> paths; // lint: the Python files to check
+
+    // The target; throws Error when the workload needs one and the spec has none.
+    const TargetRef& requireTarget() const;
+};
+
+std::string serialize(const WorkerSpec& spec);
+// Throws UsageError naming the key and the problem.
+WorkerSpec parseWorkerSpec(const std::string& text);
+
+} // namespace leakgate::workloads

@@ -1,0 +1,103 @@
+#!/usr/bin/env python3
+"""The worker boundary: what a worker sends back, how it exits, and the spec it accepts.
+
+    test_worker_boundary.py --leakgate BUILD/leakgate
+Regressions of the house issue: launch checks carry their real per-call figure, and a worker
+whose measurement stopped early exits cleanly after sending its result (it used to crash at exit,
+releasing Python references after the interpreter was gone).
+"""
+
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import unittest
+
+LEAKGATE = None
+HERE = os.path.dirname(os.path.abspath(__file__))
+FIXTURES = os.path.join(HERE, "..", "..", "fixtures")
+
+
+def gate_json(*args):
+    """Runs `leakgate gate ARGS --json FILE` and returns (exit code, the JSON report)."""
+    with tempfile.TemporaryDirectory() as directory:
+        out = os.path.join(directory, "gate.json")
+        run = subprocess.run([LEAKGATE, "gate", "--quiet", "--json", out, *args],
+                             capture_output=True, text=True, timeout=600)
+        with open(out, encoding="utf-8") as f:
+            return run.returncode, json.load(f)
+
+
+class LaunchAmounts(unittest.TestCase):
+    def test_each_launch_check_carries_the_highest_per_call_figure_in_thousandths(self):
+        code, report = gate_json("--target", os.path.join(FIXTURES, "targets/launch/uncached_packer.py"),
+                                 "--checks", "launch", "--launch-calls", "300", "--launch-runs", "3")
+        self.assertEqual(code, 1)
+        checks = {c["name"]: c for c in report["checks"]}
+        for name in ("launch-allocations", "launch-net-blocks", "launch-cyclic-garbage"):
+            with self.subTest(check=name):
+                self.assertEqual(checks[name]["status"], "fail")
+                # The reason quotes the worst case's figure; the amount is the highest of any case.
+                quoted = float(re.search(r": ([0-9.]+) [a-z ]+ per call", checks[name]["reason"]).group(1))
+                self.assertGreater(checks[name]["amount"], 0)
+                self.assertGreaterEqual(checks[name]["amount"] / 1000, quoted - 0.01)
+
+
+class WorkerExit(unittest.TestCase):
+    def assert_clean_exits(self, report):
+        for result in report["results"]:
+            self.assertNotIn("worker_exit", result["details"],
+                             f"{result['workload']} ({result['role']}) worker died after its result")
+
+    def test_a_worker_whose_measurement_was_invalidated_exits_cleanly(self):
+        code, report = gate_json("--target", os.path.join(FIXTURES, "targets/broken/enables_gc_on_import.py"),
+                                 "--checks", "decorate")
+        self.assertEqual(code, 3)
+        target = [r for r in report["results"] if r["role"] == "target"][0]
+        self.assertIn("re-enabled the cyclic GC", target["error"]["message"])
+        self.assert_clean_exits(report)
+
+    def test_a_worker_whose_target_raised_a_base_exception_exits_cleanly(self):
+        with tempfile.TemporaryDirectory() as directory:
+            target = os.path.join(directory, "raises_base_exception.py")
+            with open(target, "w", encoding="utf-8") as f:
+                f.write("class Stop(BaseException):\n    pass\n\n\n"
+                        "def kernel(*args, **options):\n    raise Stop('no kernels today')\n\n\n"
+                        "jit = kernel\n")
+            code, report = gate_json("--target", target, "--checks", "decorate")
+        self.assertEqual(code, 3)
+        self.assert_clean_exits(report)
+
+
+class WorkerSpec(unittest.TestCase):
+    def worker(self, spec):
+        return subprocess.run([LEAKGATE, "__worker", spec], capture_output=True, text=True, timeout=60)
+
+    def test_an_unknown_key_is_named(self):
+        run = self.worker(json.dumps({"workload": "scan", "argv": [], "environment": {}, "bogus": 1}))
+        self.assertNotEqual(run.returncode, 0)
+        self.assertIn("unknown key `bogus`", run.stderr)
+
+    def test_a_missing_key_is_named(self):
+        run = self.worker(json.dumps({"workload": "scan", "argv": []}))
+        self.assertNotEqual(run.returncode, 0)
+        self.assertIn("`environment` is missing", run.stderr)
+
+    def test_text_that_is_not_json_is_refused(self):
+        run = self.worker("{not json")
+        self.assertNotEqual(run.returncode, 0)
+        self.assertIn("worker spec: not JSON", run.stderr)
+
+
+if __name__ == "__main__":
+    if "--leakgate" not in sys.argv:
+        sys.exit("usage: test_worker_boundary.py --leakgate BUILD/leakgate")
+    index = sys.argv.index("--leakgate")
+    LEAKGATE = sys.argv[index + 1]
+    del sys.argv[index:index + 2]
+    if not os.path.exists(LEAKGATE):
+        print(f"skip: no leakgate binary at {LEAKGATE}")
+        sys.exit(77)
+    unittest.main(verbosity=2)

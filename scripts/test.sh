@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # The README's second command (and CI's): set up, then build and run every test for each
-# CPython that CI covers. Build directories: build/ (3.11) and build-3.12/.
+# CPython leakgate supports, 3.10 to 3.13. Build directories: build/ (3.11) and build-3.X/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
 
 pythons=()
-for version in 3.11 3.12; do
+for version in 3.10 3.11 3.12 3.13; do
     found=""
     for candidate in /root/.pyenv/versions/$version.*/bin/python3 /usr/bin/python$version; do
         if [ -x "$candidate" ]; then found=$candidate; break; fi
@@ -25,6 +25,9 @@ for python in "${pythons[@]}"; do
     [ "$version" = "3.11" ] || build_dir=build-$version
     echo "=== Python $version ($python) in $build_dir"
     scripts/build.sh "$python" "$build_dir"
+    started=$SECONDS
     (cd "$build_dir" && ctest --output-on-failure -j"$(nproc)") || failed=1
+    echo "=== Python $version: tests took $((SECONDS - started)) s"
 done
+echo "=== all Pythons: $SECONDS s"
 exit $failed

@@ -70,7 +70,7 @@ void* countingRealloc(void* context, void* old, size_t size) {
     auto* domain = static_cast<Domain*>(context);
     void* block = domain->original.realloc(domain->original.ctx, old, size);
     if (block) {
-        // A realloc is an allocation (MEASURES.md); when it had a block, that block is gone, so
+        // A realloc is an allocation (docs/definitions.md); when it had a block, that block is gone, so
         // it is a free too and net blocks do not move.
         countAllocation(domain);
         if (old) countFree(domain);

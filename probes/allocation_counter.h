@@ -1,4 +1,4 @@
-// Counts calls of CPython's allocators in a measured region (MEASURES.md, "Calls and
+// Counts calls of CPython's allocators in a measured region (docs/definitions.md, "Calls and
 // allocations"): every successful malloc, calloc and realloc in the RAW, MEM and OBJ domains is an
 // allocation; net blocks are allocations minus frees. The counter wraps the allocators that are
 // installed when it is (CPython allows only wrapping once it runs) and stays installed for the

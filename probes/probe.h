@@ -1,6 +1,6 @@
 // The probe interface. A probe measures one thing around one workload run inside a worker. The
 // workload runner (lib/workloads/workload.cpp) owns the collector and calls every probe at the
-// three reads of MEASURES.md, in this order, with gc disabled throughout:
+// three reads of docs/definitions.md ("Reads"), in this order, with gc disabled throughout:
 //   1. afterReturn:     the workload returned, nothing collected yet;
 //   2. inGarbage:       one collection with DEBUG_SAVEALL ran; gc.garbage holds what it found;
 //   3. afterCollection: gc.garbage cleared, debug flags off, a real collection ran.

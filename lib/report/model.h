@@ -58,7 +58,7 @@ struct CheckResult {
     std::optional<std::int64_t> amount; // the figure compared with the reference (bytes pinned)
 };
 
-// What happened to one sentinel (MEASURES.md): freed-by-refcount, freed-by-gc-only or
+// What happened to one sentinel (docs/definitions.md, "Verdicts"): freed-by-refcount, freed-by-gc-only or
 // never-freed.
 struct SentinelVerdict {
     std::string label; // where it was placed: "kernel(options)@depth2"

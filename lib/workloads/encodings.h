@@ -1,4 +1,4 @@
-// What a packed scalar argument must point at (MEASURES.md, "Encodings"): the C encoding of a
+// What a packed scalar argument must point at (docs/definitions.md, "Encodings"): the C encoding of a
 // value for each of the DSL scalar types, little-endian as the machine stores it.
 #pragma once
 

@@ -34,7 +34,7 @@ scalarTypesOrSkip(WorkloadResult& result, pybind11::module_& harness, const Work
 // Python values that probe each rule of the type's encoding.
 std::vector<pybind11::object> probeValues(const ScalarType& type);
 
-// The encoding of `value` as `type` (MEASURES.md, "Encodings").
+// The encoding of `value` as `type` (docs/definitions.md, "Encodings").
 std::vector<std::uint8_t> expectedBytes(const ScalarType& type, pybind11::handle value);
 
 // How the launch-path loops run: `runs` measured runs of `calls` calls after `warmup` calls.

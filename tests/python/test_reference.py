@@ -4,7 +4,7 @@ Run as ``python tests/python/test_reference.py`` with any CPython 3.10 to 3.13;
 standard library only. The reference package is found through ``lib/data/reference``
 relative to this file, the models through ``fixtures/targets``.
 
-Every retention test follows the reads of MEASURES.md, with the cyclic
+Every retention test follows the reads of docs/definitions.md, with the cyclic
 collector disabled throughout: (1) is the sentinel's weakref alive once the
 workload returned, before any collection; (2) what does one ``DEBUG_SAVEALL``
 collection put in ``gc.garbage``; (3) after clearing that, is the sentinel

@@ -338,7 +338,7 @@ class FunctionAnalysis {
         finding.summary = std::move(summary);
         finding.frames.push_back({name_, where.file, static_cast<int>(where.line)});
         finding.locals.push_back(name);
-        finding.path.push_back({"column", std::to_string(where.column), ""});
+        finding.column = static_cast<int>(where.column);
         finding.fix = fix;
         findings_.push_back(std::move(finding));
     }
@@ -376,7 +376,7 @@ class FunctionAnalysis {
                 name, held.source, held.line, name_, how, exit.line);
             finding.frames.push_back({name_, exit.file, static_cast<int>(held.line)});
             finding.locals.push_back(name);
-            finding.path.push_back({"column", std::to_string(held.column), ""});
+            finding.column = static_cast<int>(held.column);
             finding.fix = kLeakFix;
             findings_.push_back(std::move(finding));
         }
@@ -884,7 +884,7 @@ void analyseDeclarations(CXTranslationUnit unit, CXCursor parent, std::vector<Fi
                 finding.frames.push_back(
                     {"(static initializer)", where.file, static_cast<int>(where.line)});
                 finding.locals.push_back(name);
-                finding.path.push_back({"column", std::to_string(where.column), ""});
+                finding.column = static_cast<int>(where.column);
                 finding.fix = kStoreFix;
                 findings.push_back(std::move(finding));
             }

@@ -29,7 +29,7 @@ Finding toFinding(const nlohmann::json& entry) {
                               entry.at("file").get<std::string>(), entry.at("line").get<int>()});
     finding.locals.push_back(entry.at("name").get<std::string>());
     // 1-based, as editors and compilers count.
-    finding.path.push_back({"column", std::to_string(entry.at("column").get<int>()), ""});
+    finding.column = entry.at("column").get<int>();
     finding.fix = entry.at("fix").get<std::string>();
     return finding;
 }

@@ -1,5 +1,7 @@
 #include "lib/report/model.h"
 
+#include "lib/report/units.h"
+
 #include <algorithm>
 
 namespace leakgate {
@@ -87,12 +89,54 @@ void from_json(const json& in, PathStep& step) {
     in.at("to").get_to(step.to);
 }
 
+std::vector<FrameInfo> framesAsWritten(const Finding& finding) {
+    std::vector<FrameInfo> frames = finding.frames;
+    for (const auto& site : finding.allocationSites)
+        frames.push_back(FrameInfo{blocksPerCall(site.blocksPerCall), site.file, site.line});
+    return frames;
+}
+
+std::vector<PathStep> pathAsWritten(const Finding& finding) {
+    std::vector<PathStep> path = finding.path;
+    if (finding.column) path.push_back(PathStep{"column", std::to_string(*finding.column), ""});
+    for (const auto& shape : finding.cycleShapes)
+        path.push_back(PathStep{"cycle", cycleShapeCount(shape.count, shape.types), shape.cycle});
+    return path;
+}
+
+void to_json(json& out, const AllocationSite& site) {
+    out = json{{"file", site.file}, {"line", site.line}, {"blocks_per_call", site.blocksPerCall}};
+}
+
+void from_json(const json& in, AllocationSite& site) {
+    in.at("file").get_to(site.file);
+    in.at("line").get_to(site.line);
+    in.at("blocks_per_call").get_to(site.blocksPerCall);
+}
+
+void to_json(json& out, const CycleShapeCount& shape) {
+    out = json{{"count", shape.count}, {"types", shape.types}, {"cycle", shape.cycle}};
+}
+
+void from_json(const json& in, CycleShapeCount& shape) {
+    in.at("count").get_to(shape.count);
+    in.at("types").get_to(shape.types);
+    in.at("cycle").get_to(shape.cycle);
+}
+
 void to_json(json& out, const Finding& finding) {
-    out = json{{"kind", finding.kind},     {"summary", finding.summary},
-               {"frames", finding.frames}, {"harness_frames", finding.harnessFrames},
-               {"locals", finding.locals}, {"path", finding.path},
-               {"root", finding.root},     {"objects", finding.objects},
-               {"bytes", finding.bytes},   {"fix", finding.fix}};
+    // Schema leakgate/1 had no typed fields: allocation sites were written as frames, cycle
+    // shapes and a lint column as path steps. They still are, beside the typed keys.
+    json frames = framesAsWritten(finding);
+    json path = pathAsWritten(finding);
+    out = json{{"kind", finding.kind},  {"summary", finding.summary},
+               {"frames", frames},      {"harness_frames", finding.harnessFrames},
+               {"locals", finding.locals}, {"path", path},
+               {"root", finding.root},  {"objects", finding.objects},
+               {"bytes", finding.bytes}, {"fix", finding.fix}};
+    if (finding.column) out["column"] = *finding.column;
+    if (!finding.allocationSites.empty()) out["allocation_sites"] = finding.allocationSites;
+    if (!finding.cycleShapes.empty()) out["cycle_shapes"] = finding.cycleShapes;
 }
 
 void from_json(const json& in, Finding& finding) {
@@ -106,6 +150,20 @@ void from_json(const json& in, Finding& finding) {
     in.at("objects").get_to(finding.objects);
     in.at("bytes").get_to(finding.bytes);
     in.at("fix").get_to(finding.fix);
+    // The typed keys replace the steps and frames written for schema leakgate/1.
+    if (in.contains("column")) {
+        finding.column = in.at("column").get<int>();
+        std::erase_if(finding.path, [](const PathStep& step) { return step.kind == "column"; });
+    }
+    if (in.contains("allocation_sites")) {
+        in.at("allocation_sites").get_to(finding.allocationSites);
+        finding.frames.resize(finding.frames.size() - std::min(finding.frames.size(),
+                                                               finding.allocationSites.size()));
+    }
+    if (in.contains("cycle_shapes")) {
+        in.at("cycle_shapes").get_to(finding.cycleShapes);
+        std::erase_if(finding.path, [](const PathStep& step) { return step.kind == "cycle"; });
+    }
 }
 
 void to_json(json& out, const CheckResult& check) {

@@ -33,9 +33,26 @@ struct PathStep {
     std::string to;
 };
 
-// One explained retention: a frame cycle in cyclic garbage, or a frame kept alive by a root.
+// Where the allocations of a launch come from (tracemalloc on the worst case).
+struct AllocationSite {
+    std::string file;
+    int line = 0;
+    double blocksPerCall = 0;
+};
+
+// One shape of reference cycle that a launch leaves, with how many of it a batch of calls left.
+struct CycleShapeCount {
+    std::int64_t count = 0;
+    std::string types; // the types in the cycle: "CField, tuple"
+    std::string cycle; // its edges: " --_objects--> `dict` object --..."
+};
+
+// One finding. What produced it (lib/report/rules.h, evidenceOf(kind)) says which fields it
+// fills: the scanner's frame-cycle and retained-frame explain a retention (frames, path, locals,
+// root, objects, bytes); a launch loop's findings name allocation sites or cycle shapes; lint's
+// name a line and column in a source file (frames.front() and column).
 struct Finding {
-    std::string kind;                // "frame-cycle" or "retained-frame"
+    std::string kind;                // "frame-cycle", "retained-frame", "launch-...", "lint:..."
     std::string summary;             // one line: the culprit and what closes the cycle
     std::vector<FrameInfo> frames;   // culprit first, then the frames it pins through f_back
     int harnessFrames = 0;           // leakgate's own frames in that chain, left out of `frames`
@@ -45,6 +62,9 @@ struct Finding {
     std::int64_t objects = 0;        // objects pinned (estimate)
     std::int64_t bytes = 0;          // their summed sys.getsizeof (estimate)
     std::string fix;                 // the fix pattern, in words
+    std::optional<int> column;       // lint: 1-based, as editors and compilers count
+    std::vector<AllocationSite> allocationSites; // launch-allocations: most blocks per call first
+    std::vector<CycleShapeCount> cycleShapes;    // launch-cyclic-garbage
 };
 
 enum class Status { kPass, kFail, kSkip, kError };
@@ -126,6 +146,15 @@ void to_json(nlohmann::json& out, const FrameInfo& frame);
 void from_json(const nlohmann::json& in, FrameInfo& frame);
 void to_json(nlohmann::json& out, const PathStep& step);
 void from_json(const nlohmann::json& in, PathStep& step);
+// A finding's frames and path as schema leakgate/1 writes them: allocation sites as frames
+// ("3.00 blocks per call" in `function`), a lint column and cycle shapes as path steps.
+std::vector<FrameInfo> framesAsWritten(const Finding& finding);
+std::vector<PathStep> pathAsWritten(const Finding& finding);
+
+void to_json(nlohmann::json& out, const AllocationSite& site);
+void from_json(const nlohmann::json& in, AllocationSite& site);
+void to_json(nlohmann::json& out, const CycleShapeCount& shape);
+void from_json(const nlohmann::json& in, CycleShapeCount& shape);
 void to_json(nlohmann::json& out, const Finding& finding);
 void from_json(const nlohmann::json& in, Finding& finding);
 void to_json(nlohmann::json& out, const CheckResult& check);

@@ -18,4 +18,12 @@ std::string humanBytes(std::int64_t bytes) {
                      : fmt::format("{:.1f} {} ({} bytes)", value, units[unit], bytes);
 }
 
+std::string blocksPerCall(double blocks) {
+    return fmt::format("{:.2f} blocks per call", blocks);
+}
+
+std::string cycleShapeCount(std::int64_t count, const std::string& types) {
+    return fmt::format("{} cycles of [{}]", count, types);
+}
+
 } // namespace leakgate

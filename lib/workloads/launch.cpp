@@ -157,9 +157,9 @@ WorkloadResult runLaunch(const WorkerSpec& spec) {
             // Where the allocations come from: tracemalloc on the worst case.
             py::list sites = harness.attr("top_allocation_sites")(top.call, 1000);
             for (py::handle site : sites) {
-                finding.frames.push_back(
-                    {fmt::format("{:.2f} blocks per call", site[py::int_(2)].cast<double>()),
-                     site[py::int_(0)].cast<std::string>(), site[py::int_(1)].cast<int>()});
+                finding.allocationSites.push_back({site[py::int_(0)].cast<std::string>(),
+                                                   site[py::int_(1)].cast<int>(),
+                                                   site[py::int_(2)].cast<double>()});
             }
             finding.fix =
                 "Pack each immutable scalar once: cache the packed result keyed by type and exact bit "
@@ -169,8 +169,7 @@ WorkloadResult runLaunch(const WorkerSpec& spec) {
                 std::string cycle;
                 for (const auto& step : shape.cycle)
                     cycle += fmt::format(" --{}--> {}", step.label, step.to);
-                finding.path.push_back(
-                    {"cycle", fmt::format("{} cycles of [{}]", shape.count, shape.types), cycle});
+                finding.cycleShapes.push_back({static_cast<std::int64_t>(shape.count), shape.types, cycle});
             }
             finding.fix =
                 "Leave no reference cycle per launch: ctypes.cast(pointer(x), c_void_p) stores the "

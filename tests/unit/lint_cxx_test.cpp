@@ -57,7 +57,7 @@ TEST_F(LintCxx, AFrameStoredInAGlobalIsAFindingWithRuleNameAndPlace) {
     EXPECT_EQ(finding.frames.front().function, "remember");
     EXPECT_EQ(finding.frames.front().file, file);
     EXPECT_EQ(finding.frames.front().line, 4);
-    EXPECT_EQ(finding.path.front().label, "5"); // column
+    EXPECT_EQ(finding.column, 5);
     EXPECT_NE(finding.summary.find("borrowed frame"), std::string::npos);
     EXPECT_FALSE(finding.fix.empty());
     EXPECT_EQ(result.files, 1u);

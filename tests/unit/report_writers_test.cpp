@@ -191,7 +191,7 @@ TEST(SarifWriter, HasTheRequiredFieldsAndARulePerFindingKind) {
     Finding launch;
     launch.kind = "launch-allocations";
     launch.summary = "Int32(5): 4.00 allocator calls per call (reference: 0.00)";
-    launch.frames = {{"3.00 blocks per call", "/usr/lib/python3.11/ctypes/__init__.py", 101}};
+    launch.allocationSites = {{"/usr/lib/python3.11/ctypes/__init__.py", 101, 3.00}};
     json sarif = json::parse(formatSarif(scanReport({frameCycle(), launch}), "/work"));
 
     EXPECT_TRUE(sarif.contains("$schema"));
@@ -264,17 +264,16 @@ TEST(SarifWriter, FingerprintsAreTheSameAcrossRunsThatFindTheSameLeak) {
     second.summary += " (3 cycles)";
     Finding launchFirst;
     launchFirst.kind = "launch-allocations";
-    launchFirst.frames = {{"3.00 blocks per call", "/usr/lib/python3.11/ctypes/__init__.py", 101}};
+    launchFirst.allocationSites = {{"/usr/lib/python3.11/ctypes/__init__.py", 101, 3.00}};
     Finding launchSecond = launchFirst;
-    launchSecond.frames[0].function = "2.97 blocks per call";
-    launchSecond.frames.push_back({"1.00 blocks per call", "/x/other.py", 7});
+    launchSecond.allocationSites[0].blocksPerCall = 2.97;
+    launchSecond.allocationSites.push_back({"/x/other.py", 7, 1.00});
     Finding garbageFirst;
     garbageFirst.kind = "launch-cyclic-garbage";
-    garbageFirst.path = {{"cycle", "12 cycles of [CField, tuple]", " --x--> y"},
-                         {"cycle", "3 cycles of [PyCPointerType]", " --z--> w at 0x7f00aa"}};
+    garbageFirst.cycleShapes = {{12, "CField, tuple", " --x--> y"},
+                                {3, "PyCPointerType", " --z--> w at 0x7f00aa"}};
     Finding garbageSecond = garbageFirst;
-    garbageSecond.path = {{"cycle", "2 cycles of [PyCPointerType]", ""},
-                          {"cycle", "11 cycles of [CField, tuple]", ""}};
+    garbageSecond.cycleShapes = {{2, "PyCPointerType", ""}, {11, "CField, tuple", ""}};
 
     // WHEN each is written
     json one = json::parse(formatSarif(scanReport({first, launchFirst, garbageFirst}), "/work"));

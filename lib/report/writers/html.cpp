@@ -1,6 +1,7 @@
 #include "lib/report/writers/html.h"
 
 #include "lib/report/writers/junit.h"
+#include "lib/report/rules.h"
 #include "lib/report/units.h"
 #include "lib/report/writers/text.h"
 
@@ -177,21 +178,21 @@ std::string axes(const Plot& plot, const Axis& x, const Axis& y, const std::stri
 
 // Objects top to bottom, each edge an arrow down with its label beside it. A frame cycle ends
 // where it started: its last edge loops back up to the first box.
-std::string pathSvg(const Finding& finding, int id) {
+std::string pathSvg(const Finding& finding, const std::vector<PathStep>& path, int id) {
     constexpr size_t kTextLimit = 80;
     constexpr double kLeft = 56, kBoxHeight = 30, kGap = 46, kTop = 12;
     const bool cycle = finding.kind != "retained-frame";
     std::vector<std::string> nodes;
     std::vector<std::string> labels; // labels[i]: the edge out of nodes[i]
     if (cycle) {
-        nodes.push_back(finding.path.back().to); // the culprit frame: where the cycle closes
-        for (size_t i = 0; i + 1 < finding.path.size(); ++i)
-            nodes.push_back(finding.path[i].to);
-        for (const auto& step : finding.path)
+        nodes.push_back(path.back().to); // the culprit frame: where the cycle closes
+        for (size_t i = 0; i + 1 < path.size(); ++i)
+            nodes.push_back(path[i].to);
+        for (const auto& step : path)
             labels.push_back(step.label);
     } else {
         nodes.push_back(finding.root.empty() ? "root" : finding.root);
-        for (const auto& step : finding.path) {
+        for (const auto& step : path) {
             labels.push_back(step.label);
             nodes.push_back(step.to);
         }
@@ -260,26 +261,27 @@ std::string findingHtml(const Finding& finding, const WorkloadResult& result, in
                            finding.objects == 1 ? "" : "s", esc(humanBytes(finding.bytes)));
     }
     out += "</p>";
-    bool cycleShapes = std::any_of(finding.path.begin(), finding.path.end(),
-                                   [](const PathStep& step) { return step.kind == "cycle"; });
-    if (cycleShapes) {
-        // Launch garbage: each step is a cycle shape with a count, not an edge of one path.
+    const std::vector<PathStep> path = pathAsWritten(finding);
+    if (!finding.cycleShapes.empty()) {
+        // Launch garbage: cycle shapes with their counts, not the edges of one path.
         out += "<p>Cycles left per launch:</p><ul>";
-        for (const auto& step : finding.path) {
-            out += fmt::format("<li>{}: <code>{}</code></li>", esc(step.label), esc(step.to));
+        for (const auto& shape : finding.cycleShapes) {
+            out += fmt::format("<li>{}: <code>{}</code></li>",
+                               esc(cycleShapeCount(shape.count, shape.types)), esc(shape.cycle));
         }
         out += "</ul>";
-    } else if (!finding.path.empty()) {
-        out += pathSvg(finding, id);
+    } else if (!path.empty()) {
+        out += pathSvg(finding, path, id);
     }
-    if (!finding.frames.empty()) {
-        bool sites = finding.kind.starts_with("launch-");
+    const std::vector<FrameInfo> frames = framesAsWritten(finding);
+    if (!frames.empty()) {
+        bool sites = evidenceOf(finding.kind) == Evidence::kLaunchLoop;
         out += sites ? "<p>Top allocation sites of the worst case:</p>"
                        "<table><tr><th>#</th><th>per call</th><th>file</th><th>line</th></tr>"
                      : "<p>Pinned frames, culprit first:</p>"
                        "<table><tr><th>#</th><th>function</th><th>file</th><th>line</th></tr>";
-        for (size_t i = 0; i < finding.frames.size(); ++i) {
-            const FrameInfo& frame = finding.frames[i];
+        for (size_t i = 0; i < frames.size(); ++i) {
+            const FrameInfo& frame = frames[i];
             out += fmt::format(
                 R"(<tr><td>{}</td><td class="mono">{}</td><td class="mono">{}</td><td>{}</td></tr>)",
                 i == 0 && !sites ? "culprit" : std::to_string(i + 1), esc(frame.function),

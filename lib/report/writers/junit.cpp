@@ -69,14 +69,16 @@ bool belongsTo(const Finding& finding, const WorkloadResult& result, const Check
 // A finding as the body of a <failure>: what a person needs without opening the HTML report.
 std::string findingText(const Finding& finding) {
     std::string out = fmt::format("{}: {}\n", finding.kind, finding.summary);
-    if (!finding.path.empty()) {
-        std::string path = finding.kind == "retained-frame" ? finding.root : "its frame";
-        for (const auto& step : finding.path)
+    const std::vector<PathStep> steps = pathAsWritten(finding);
+    if (!steps.empty()) {
+        std::string path = finding.root.empty() ? "its frame" : finding.root;
+        for (const auto& step : steps)
             path += fmt::format(" --{}--> {}", step.label, step.to);
         out += fmt::format("  path: {}\n", path);
     }
-    if (!finding.frames.empty()) out += "  frames (culprit first):\n";
-    for (const auto& frame : finding.frames) {
+    const std::vector<FrameInfo> frames = framesAsWritten(finding);
+    if (!frames.empty()) out += "  frames (culprit first):\n";
+    for (const auto& frame : frames) {
         out += fmt::format("    {}  {}:{}\n", frame.function, frame.file, frame.line);
     }
     if (finding.harnessFrames > 0)

@@ -1,5 +1,7 @@
 #include "lib/report/writers/sarif.h"
 
+#include "lib/report/rules.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -15,42 +17,6 @@ namespace fs = std::filesystem;
 
 constexpr const char* kSourceRoot = "%SRCROOT%";
 constexpr const char* kFingerprintKey = "leakgate/v1";
-
-struct Rule {
-    const char* id;
-    const char* name;
-    const char* shortDescription;
-    const char* help;
-};
-
-// One rule per finding kind. The help is the fix pattern in general; each result carries the fix
-// for its own case in its properties.
-constexpr Rule kRules[] = {
-    {"frame-cycle", "FrameCycle",
-     "A frame sits in a reference cycle: it and every frame it pins through f_back stay alive until the "
-     "cyclic garbage collector runs, which never happens under gc.disable().",
-     "Keep no frame object in a local, a closure cell or an attribute reachable from the frame itself: "
-     "capture the source location (file, line, function) eagerly instead, read the fields of "
-     "sys._getframe(1) in one expression, or `del` the variable in a `finally`. Do not keep an "
-     "exception "
-     "or traceback past its handler: keep traceback.TracebackException or formatted text."},
-    {"retained-frame", "RetainedFrame",
-     "A frame outlived its call after a full collection: a live object (a module attribute, a registry, "
-     "a function attribute) keeps it and everything it references.",
-     "Do not store frame objects on long-lived objects: capture the source location (file, line, "
-     "function) eagerly and store that instead."},
-    {"launch-allocations", "LaunchAllocations",
-     "Each launch allocates more per scalar argument than the reference runtime.",
-     "Pack each immutable scalar once: cache the packed result keyed by type and exact bit pattern "
-     "(bounded), and hand out results the caller cannot corrupt."},
-    {"launch-net-blocks", "LaunchNetBlocks",
-     "Each launch keeps memory blocks that the reference runtime frees: memory grows with every launch.",
-     "Whatever each call keeps must be bounded: free it by reference counting or cap the cache."},
-    {"launch-cyclic-garbage", "LaunchCyclicGarbage",
-     "Each launch leaves reference cycles: with gc disabled each one is a leak.",
-     "Do not leave reference cycles per launch (ctypes.cast and pointer() keep their sources in "
-     "_objects); build the argument without a cycle, or break it before returning."},
-};
 
 std::uint64_t fnv1a64(std::string_view data) {
     std::uint64_t hash = 14695981039346656037ull;
@@ -83,7 +49,7 @@ std::string baseName(const std::string& file) {
 }
 
 bool isLaunchKind(const std::string& kind) {
-    return kind.starts_with("launch-");
+    return evidenceOf(kind) == Evidence::kLaunchLoop;
 }
 
 // `<string>`, `<stdin>`, `<frozen importlib._bootstrap>`: code with no file a service can show.
@@ -93,8 +59,9 @@ bool isPseudoFile(const std::string& file) {
 }
 
 // The frame a location points at: the culprit, or the first after it that lives in a real file.
-const FrameInfo* locatedFrame(const Finding& finding) {
-    for (const auto& frame : finding.frames) {
+// A launch finding's places are its allocation sites (framesAsWritten).
+const FrameInfo* locatedFrame(const std::vector<FrameInfo>& frames) {
+    for (const auto& frame : frames) {
         if (!isPseudoFile(frame.file)) return &frame;
     }
     return nullptr;
@@ -135,7 +102,8 @@ json physicalLocation(const std::string& file, int line, const fs::path& sourceR
 
 json resultLocation(const Finding& finding, const WorkloadResult& result, const fs::path& sourceRoot) {
     json location;
-    if (const FrameInfo* frame = locatedFrame(finding)) {
+    const std::vector<FrameInfo> frames = framesAsWritten(finding);
+    if (const FrameInfo* frame = locatedFrame(frames)) {
         location["physicalLocation"] = physicalLocation(frame->file, frame->line, sourceRoot);
         if (!isLaunchKind(finding.kind)) {
             // A launch finding's "function" is the allocation count at the site, not a name.
@@ -146,16 +114,17 @@ json resultLocation(const Finding& finding, const WorkloadResult& result, const 
     }
     // GitHub code scanning rejects a whole file when one result has no artifact URI, so a finding
     // with no file of its own points at what the workload ran on.
-    const std::string& file = finding.frames.empty() ? result.subject : finding.frames.front().file;
+    const std::string& file = frames.empty() ? result.subject : frames.front().file;
     location["physicalLocation"] = physicalLocation(file.empty() ? "unknown" : file, 0, sourceRoot);
     return location;
 }
 
 json relatedLocations(const Finding& finding, const fs::path& sourceRoot) {
     json related = json::array();
-    const FrameInfo* located = locatedFrame(finding);
+    const std::vector<FrameInfo> frames = framesAsWritten(finding);
+    const FrameInfo* located = locatedFrame(frames);
     int id = 1;
-    for (const auto& frame : finding.frames) {
+    for (const auto& frame : frames) {
         if (&frame == located || isPseudoFile(frame.file)) continue;
         std::string text = isLaunchKind(finding.kind)
                                ? fmt::format("allocation site: {}", frame.function)
@@ -168,7 +137,7 @@ json relatedLocations(const Finding& finding, const fs::path& sourceRoot) {
 }
 
 json ruleJson(const Rule& rule) {
-    return {{"id", rule.id},
+    return {{"id", rule.kind},
             {"name", rule.name},
             {"shortDescription", {{"text", rule.shortDescription}}},
             {"fullDescription", {{"text", rule.shortDescription}}},
@@ -181,12 +150,15 @@ json ruleJson(const Rule& rule) {
 
 std::string findingFingerprint(const Finding& finding, const WorkloadResult& result) {
     std::vector<std::string> parts{finding.kind};
-    if (!finding.frames.empty()) {
+    if (!finding.allocationSites.empty()) {
+        // The top allocation site's file and line name it; its count varies with the run.
+        const AllocationSite& top = finding.allocationSites.front();
+        parts.push_back(baseName(top.file));
+        parts.push_back(std::to_string(top.line));
+    } else if (!finding.frames.empty()) {
         const FrameInfo& culprit = finding.frames.front();
         parts.push_back(baseName(culprit.file));
-        // A launch finding's frame is an allocation site: its "function" is a measured count, so the
-        // culprit's own line is what names the site.
-        parts.push_back(isLaunchKind(finding.kind) ? std::to_string(culprit.line) : culprit.function);
+        parts.push_back(culprit.function);
     } else {
         // Nothing located it: the same kind of leak in the same workload on the same target is the
         // same alert.
@@ -195,15 +167,11 @@ std::string findingFingerprint(const Finding& finding, const WorkloadResult& res
     }
     std::set<std::string> locals(finding.locals.begin(), finding.locals.end());
     parts.insert(parts.end(), locals.begin(), locals.end());
-    if (finding.kind == "launch-cyclic-garbage") {
-        // "12 cycles of [CField, tuple]": the shapes identify it, the counts vary with the run.
-        std::set<std::string> shapes;
-        for (const auto& step : finding.path) {
-            size_t of = step.label.find(" cycles of ");
-            shapes.insert(of == std::string::npos ? step.label : step.label.substr(of + 11));
-        }
-        parts.insert(parts.end(), shapes.begin(), shapes.end());
-    }
+    // The shapes of the cycles identify a launch's garbage; their counts vary with the run.
+    std::set<std::string> shapes;
+    for (const auto& shape : finding.cycleShapes)
+        shapes.insert("[" + shape.types + "]");
+    parts.insert(parts.end(), shapes.begin(), shapes.end());
     std::string key;
     for (const auto& part : parts)
         key += withoutAddresses(part) + '\x1f';
@@ -219,9 +187,9 @@ std::string formatSarif(const Report& report) {
 std::string formatSarif(const Report& report, const fs::path& sourceRoot) {
     json rules = json::array();
     std::vector<std::string> ruleIds;
-    for (const Rule& rule : kRules) {
+    for (const Rule& rule : findingRules()) {
         rules.push_back(ruleJson(rule));
-        ruleIds.push_back(rule.id);
+        ruleIds.push_back(rule.kind);
     }
     json results = json::array();
     for (const auto& result : report.results) {

@@ -1,5 +1,6 @@
 #include "lib/report/writers/text.h"
 
+#include "lib/report/rules.h"
 #include "lib/report/units.h"
 
 #include <fmt/format.h>
@@ -39,26 +40,28 @@ std::string displayPath(const std::string& file) {
 
 // A launch finding: the allocation sites tracemalloc named, or the shapes of the cycles left.
 void writeLaunchFinding(std::string& out, const Finding& finding) {
-    if (!finding.frames.empty()) out += "  allocation sites (tracemalloc, the worst case):\n";
-    for (const auto& site : finding.frames) {
-        out += fmt::format("    {}:{}  {}\n", displayPath(site.file), site.line, site.function);
+    if (!finding.allocationSites.empty()) out += "  allocation sites (tracemalloc, the worst case):\n";
+    for (const auto& site : finding.allocationSites) {
+        out += fmt::format("    {}:{}  {}\n", displayPath(site.file), site.line,
+                           blocksPerCall(site.blocksPerCall));
     }
-    if (!finding.path.empty()) out += "  cycles left per batch of calls (scanner):\n";
-    for (const auto& cycle : finding.path)
-        out += fmt::format("    {}:{}\n", cycle.label, cycle.to);
+    if (!finding.cycleShapes.empty()) out += "  cycles left per batch of calls (scanner):\n";
+    for (const auto& shape : finding.cycleShapes)
+        out += fmt::format("    {}:{}\n", cycleShapeCount(shape.count, shape.types), shape.cycle);
     out += fmt::format("  fix:   {}\n", finding.fix);
 }
 
 void writeFinding(std::string& out, const TextOptions& options, const Finding& finding) {
     out += fmt::format("\n{} {}\n", paint(options, "1", finding.kind + ":"), finding.summary);
-    if (finding.kind.starts_with("launch-")) {
+    const Evidence evidence = evidenceOf(finding.kind);
+    if (evidence == Evidence::kLaunchLoop) {
         writeLaunchFinding(out, finding);
         return;
     }
-    if (finding.kind.starts_with("lint:")) {
+    if (evidence == Evidence::kSource) {
         // A static finding: where it is, and the fix; nothing was run, so nothing is pinned.
         for (const auto& frame : finding.frames) {
-            std::string column = finding.path.empty() ? "" : ":" + finding.path.front().label;
+            std::string column = finding.column ? ":" + std::to_string(*finding.column) : "";
             out += fmt::format("  at:    {}:{}{} in {}\n", displayPath(frame.file), frame.line, column,
                                frame.function);
         }

@@ -1,0 +1,32 @@
+// Every finding kind in one table: what produced it (which decides the fields a Finding fills),
+// its rule for SARIF (id, name, description) and its general fix. Writers ask here instead of
+// reading a kind's spelling.
+#pragma once
+
+#include <span>
+#include <string_view>
+
+namespace leakgate {
+
+enum class Evidence {
+    kObjectGraph, // the scanner explained objects in the heap: frame-cycle, retained-frame
+    kLaunchLoop,  // a launch loop's figures against the reference: launch-*
+    kSource,      // a static rule matched a source line: lint:*
+};
+
+struct Rule {
+    const char* kind; // the finding kind, and the SARIF rule id
+    Evidence evidence;
+    const char* name;
+    const char* shortDescription;
+    const char* help; // the fix pattern in general; each finding carries its own case's fix
+};
+
+// The rules with a kind of their own, in SARIF order. Lint kinds ("lint:<rule>") are Evidence
+// kSource and get their text from the lint rules themselves.
+std::span<const Rule> findingRules();
+// Null for a kind with no row (a lint kind, or one a newer worker reported).
+const Rule* findRule(std::string_view kind);
+Evidence evidenceOf(std::string_view kind);
+
+} // namespace leakgate

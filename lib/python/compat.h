@@ -71,6 +71,81 @@ inline bool weakrefIsAlive(PyObject* weakref) {
 #endif
 }
 
+// Holds the exception being raised, if any, for a scope: construction takes it and clears the error
+// indicator, destruction puts it back (replacing whatever is set by then). Owns its references.
+// 3.12+ keeps one exception object (PyErr_GetRaisedException); before, the type, value and traceback
+// triple is kept as PyErr_Fetch left it, not normalized, so saving runs no Python code.
+class SavedException {
+  public:
+#if PY_VERSION_HEX >= 0x030C0000
+    SavedException() : exception_(PyErr_GetRaisedException()) {}
+    ~SavedException() {
+        PyErr_SetRaisedException(exception_); // Steals the reference
+    }
+#else
+    SavedException() {
+        PyErr_Fetch(&type_, &value_, &traceback_);
+    }
+    ~SavedException() {
+        PyErr_Restore(type_, value_, traceback_); // Steals the references
+    }
+#endif
+    SavedException(const SavedException&) = delete;
+    SavedException& operator=(const SavedException&) = delete;
+    SavedException(SavedException&&) = delete;
+    SavedException& operator=(SavedException&&) = delete;
+
+  private:
+#if PY_VERSION_HEX >= 0x030C0000
+    PyObject* exception_ = nullptr;
+#else
+    PyObject* type_ = nullptr;
+    PyObject* value_ = nullptr;
+    PyObject* traceback_ = nullptr;
+#endif
+};
+
+// New reference, or null if none is set: the exception being raised, as an exception instance with
+// its traceback attached (__traceback__). Clears the error indicator. 3.12+ raises exceptions
+// normalized already; before, the PyErr_Fetch triple is normalized here, which may run Python code.
+inline OwnedRef takeRaisedException() {
+#if PY_VERSION_HEX >= 0x030C0000
+    return own(PyErr_GetRaisedException());
+#else
+    PyObject *type, *value, *traceback;
+    PyErr_Fetch(&type, &value, &traceback);
+    PyErr_NormalizeException(&type, &value, &traceback);
+    OwnedRef ownedType = own(type), ownedTraceback = own(traceback);
+    if (value && traceback) PyException_SetTraceback(value, traceback);
+    return own(value);
+#endif
+}
+
+// New reference (uniform across versions), or null: the type's own attribute dict. 3.12+ has
+// PyType_GetDict (which also finds the dict of a static builtin type, whose tp_dict is null there);
+// before, tp_dict is read directly and a reference added.
+inline OwnedRef typeDict(PyTypeObject* type) {
+#if PY_VERSION_HEX >= 0x030C0000
+    return own(PyType_GetDict(type));
+#else
+    return own(Py_XNewRef(type->tp_dict));
+#endif
+}
+
+// Borrowed reference: the code's file name. A field of PyCodeObject on every supported version;
+// read here so that the struct's layout is touched in one place. No exception is set.
+inline PyObject* codeFilename(PyCodeObject* code) {
+    return code->co_filename;
+}
+
+// Borrowed pointer (lives as long as the descriptor), or null if `descriptor` is not exactly a
+// method descriptor (PyMethodDescr_Type): the C method definition behind it. The descriptor struct
+// has no accessor function on any supported version, so its field is read here.
+inline PyMethodDef* methodDefOf(PyObject* descriptor) {
+    if (!Py_IS_TYPE(descriptor, &PyMethodDescr_Type)) return nullptr;
+    return reinterpret_cast<PyMethodDescrObject*>(descriptor)->d_method;
+}
+
 // Whether the collector tracks this object (only tracked objects can sit in cyclic garbage).
 inline bool isGcTracked(PyObject* object) {
     return PyObject_IS_GC(object) && PyObject_GC_IsTracked(object);

@@ -1,6 +1,8 @@
 // Sets the collector's debug flags for a scope and restores the previous ones, whatever happens.
 #pragma once
 
+#include "lib/python/compat.h"
+
 #include <pybind11/pybind11.h>
 
 namespace leakgate::python {
@@ -14,12 +16,12 @@ class GcDebugGuard {
         gc_.attr("set_debug")(flags);
     }
     ~GcDebugGuard() {
-        PyObject *type, *value, *traceback;
-        PyErr_Fetch(&type, &value, &traceback);
+        // This may run while an exception propagates: set it aside, drop anything set_debug raises,
+        // and put it back when `saved` goes out of scope (after the PyErr_Clear).
+        SavedException saved;
         PyObject* restored = PyObject_CallMethod(gc_.ptr(), "set_debug", "O", previous_.ptr());
         Py_XDECREF(restored);
         PyErr_Clear();
-        PyErr_Restore(type, value, traceback);
     }
     GcDebugGuard(const GcDebugGuard&) = delete;
     GcDebugGuard& operator=(const GcDebugGuard&) = delete;

@@ -102,7 +102,7 @@ class ObjectSizes {
             PyErr_Clear();
             return {};
         }
-        PyMethodDef* definition = reinterpret_cast<PyMethodDescrObject*>(method.get())->d_method;
+        PyMethodDef* definition = python::methodDefOf(method.get()); // Borrowed pointer
         if ((definition->ml_flags & (METH_NOARGS | METH_VARARGS | METH_KEYWORDS | METH_FASTCALL |
                                      METH_O | METH_METHOD)) != METH_NOARGS) {
             return {};

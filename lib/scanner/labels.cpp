@@ -167,9 +167,9 @@ std::optional<EdgeLabel> labelInstance(PyObject* from, PyObject* to) {
         return std::nullopt;
     }
     if (PyType_Check(from)) {
-        PyObject* dict = reinterpret_cast<PyTypeObject*>(from)->tp_dict; // Borrowed reference
-        if (dict == to) return named("__dict__", "__dict__");
-        if (dict) return labelInDict(dict, to, true);
+        OwnedRef dict = python::typeDict(reinterpret_cast<PyTypeObject*>(from));
+        if (dict && dict.get() == to) return named("__dict__", "__dict__");
+        if (dict) return labelInDict(dict.get(), to, true);
         return std::nullopt;
     }
     OwnedRef dict = attribute(from, "__dict__");
@@ -206,9 +206,8 @@ std::optional<EdgeLabel> labelInstance(PyObject* from, PyObject* to) {
 
 EdgeLabel labelEdge(PyObject* from, PyObject* to) {
     // Labelling must not disturb an exception the caller is handling.
-    PyObject *type, *value, *traceback;
-    PyErr_Fetch(&type, &value, &traceback);
-    EdgeLabel label = [&]() -> EdgeLabel {
+    python::SavedException saved; // put back when this returns
+    return [&]() -> EdgeLabel {
         if (PyFrame_Check(from)) return labelFromFrame(from, to);
         if (PyFunction_Check(from)) return labelFromFunction(from, to);
         if (PyDict_Check(from)) {
@@ -235,8 +234,6 @@ EdgeLabel labelEdge(PyObject* from, PyObject* to) {
         }
         return named("ref", "referent");
     }();
-    PyErr_Restore(type, value, traceback);
-    return label;
 }
 
 FrameInfo frameInfo(PyObject* frame) {
@@ -244,7 +241,7 @@ FrameInfo frameInfo(PyObject* frame) {
     OwnedRef code = python::frameCode(raw);
     FrameInfo info;
     info.function = utf8(python::codeQualifiedName(code.get()).get());
-    info.file = utf8(attribute(code.get(), "co_filename").get());
+    info.file = utf8(python::codeFilename(reinterpret_cast<PyCodeObject*>(code.get())));
     info.line = PyFrame_GetLineNumber(raw);
     if (PyErr_Occurred()) PyErr_Clear();
     return info;
@@ -253,7 +250,8 @@ FrameInfo frameInfo(PyObject* frame) {
 bool isHarnessFrame(PyObject* frame) {
     // Called for every frame of every cycle: the file name only, no line number, no copy.
     OwnedRef code = python::frameCode(reinterpret_cast<PyFrameObject*>(frame));
-    PyObject* file = reinterpret_cast<PyCodeObject*>(code.get())->co_filename; // Borrowed reference
+    auto* rawCode = reinterpret_cast<PyCodeObject*>(code.get());
+    PyObject* file = python::codeFilename(rawCode); // Borrowed reference
     const char* text = file && PyUnicode_Check(file) ? PyUnicode_AsUTF8(file) : nullptr;
     if (!text) PyErr_Clear();
     return text && std::string_view(text).starts_with("<leakgate");

@@ -1,15 +1,10 @@
 // leakgate's command line: parse, call one library entry point, format, return an exit code.
-#include "lib/base/atomic_file.h"
 #include "lib/commands/bisect.h"
 #include "lib/base/errors.h"
 #include "lib/commands/gate.h"
 #include "lib/commands/lint.h"
 #include "lib/base/log.h"
-#include "lib/report/writers/html.h"
-#include "lib/report/writers/json.h"
-#include "lib/report/writers/junit.h"
-#include "lib/report/writers/sarif.h"
-#include "lib/report/writers/text.h"
+#include "lib/report/emit.h"
 #include "lib/commands/scan.h"
 #include "lib/worker/main.h"
 
@@ -27,65 +22,7 @@ namespace {
 
 using namespace leakgate;
 
-struct OutputOptions {
-    std::string json;
-    std::string junit;
-    std::string sarif;
-    std::string html;
-    bool quiet = false;
-    bool noColor = false;
-};
-
-using Formatter = std::string (*)(const Report&);
-
-// The report files asked for, in the order they are written; "-" is stdout.
-std::vector<std::pair<std::string, Formatter>> reportFiles(const OutputOptions& output) {
-    std::vector<std::pair<std::string, Formatter>> files;
-    if (!output.json.empty()) files.emplace_back(output.json, &formatJson);
-    if (!output.junit.empty()) files.emplace_back(output.junit, &formatJunit);
-    if (!output.sarif.empty()) files.emplace_back(output.sarif, static_cast<Formatter>(&formatSarif));
-    if (!output.html.empty()) files.emplace_back(output.html, &formatHtml);
-    return files;
-}
-
-// Before anything runs: two machine outputs on stdout would be one unreadable stream.
-void checkOutputs(const OutputOptions& output) {
-    auto files = reportFiles(output);
-    auto onStdout =
-        std::count_if(files.begin(), files.end(), [](const auto& file) { return file.first == "-"; });
-    if (onStdout > 1)
-        throw UsageError("only one of --json, --junit, --sarif, --html can be '-' (stdout)");
-}
-
-// The human report goes to stdout, or to stderr when machine output takes stdout: the two are
-// never mixed. `format` gets the colour decision.
-template <typename Format>
-void printText(const OutputOptions& output, bool machineOnStdout, Format format) {
-    if (output.quiet) return;
-    FILE* stream = machineOnStdout ? stderr : stdout;
-    bool color = !output.noColor && std::getenv("NO_COLOR") == nullptr && ::isatty(::fileno(stream));
-    std::fputs(format(TextOptions{color}).c_str(), stream);
-    std::fflush(stream);
-}
-
-int emit(const Report& report, const OutputOptions& output) {
-    auto files = reportFiles(output);
-    bool machineOnStdout =
-        std::any_of(files.begin(), files.end(), [](const auto& file) { return file.first == "-"; });
-    printText(output, machineOnStdout,
-              [&](const TextOptions& options) { return formatText(report, options); });
-    // After the text: a file that cannot be written must not cost the results, nor the other files.
-    bool failed = false;
-    for (const auto& [path, format] : files) {
-        try {
-            writeOutputFile(path, format(report));
-        } catch (const std::exception& error) {
-            std::fprintf(stderr, "leakgate: %s\n", error.what());
-            failed = true;
-        }
-    }
-    return static_cast<int>(failed ? ExitCode::kErrored : report.exitCode());
-}
+using OutputOptions = report::Outputs;
 
 // Options every reporting subcommand shares.
 void addOutputOptions(CLI::App* command, OutputOptions& output, std::optional<std::string>& python,
@@ -224,18 +161,18 @@ int run(int argc, char** argv) {
     if (output.quiet) log::setLevel(log::Level::kQuiet);
     ::setenv("LEAKGATE_LOG_LEVEL", std::to_string(static_cast<int>(log::level())).c_str(), 1);
 
-    checkOutputs(output);
+    report::checkOutputs(output);
     if (scanCommand->parsed()) {
         scan.script = command.front();
         scan.args.assign(command.begin() + 1, command.end());
         scan.timeout = std::chrono::seconds(timeoutSeconds);
         scan.forwardOutput = !output.quiet;
-        return emit(runScan(scan), output);
+        return report::emit(runScan(scan), output);
     }
     if (lintCommand->parsed()) {
         lint.timeout = std::chrono::seconds(timeoutSeconds);
         lint.forwardOutput = !output.quiet;
-        return emit(runLint(lint), output);
+        return report::emit(runLint(lint), output);
     }
     if (bisectCommand->parsed()) {
         std::stringstream list(versions);
@@ -248,11 +185,7 @@ int run(int argc, char** argv) {
         }
         bisect.gate.timeout = std::chrono::seconds(timeoutSeconds);
         bisect.gate.forwardOutput = !output.quiet;
-        BisectReport report = runBisect(bisect);
-        printText(output, output.json == "-",
-                  [&](const TextOptions& options) { return formatBisectText(report, options); });
-        if (!output.json.empty()) writeOutputFile(output.json, formatBisectJson(report));
-        return static_cast<int>(report.exitCode());
+        return report::emit(runBisect(bisect), output);
     }
     std::stringstream list(checks);
     for (std::string name; std::getline(list, name, ',');) {
@@ -262,7 +195,7 @@ int run(int argc, char** argv) {
     gate.sentinelBytes = sentinelMiB << 20;
     gate.deviceSentinelBytes = deviceSentinelMiB << 20;
     gate.forwardOutput = !output.quiet;
-    return emit(runGate(gate), output);
+    return report::emit(runGate(gate), output);
 }
 
 } // namespace

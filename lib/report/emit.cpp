@@ -1,0 +1,88 @@
+#include "lib/report/emit.h"
+
+#include "lib/base/atomic_file.h"
+#include "lib/base/errors.h"
+#include "lib/report/writers/html.h"
+#include "lib/report/writers/json.h"
+#include "lib/report/writers/junit.h"
+#include "lib/report/writers/sarif.h"
+#include "lib/report/writers/text.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
+#include <unistd.h>
+#include <vector>
+
+namespace leakgate::report {
+namespace {
+
+// One file to write: its path and the writer that makes its content.
+struct FileWriter {
+    std::string path;
+    std::function<std::string()> format;
+};
+
+bool onStdout(const std::vector<FileWriter>& files) {
+    return std::any_of(files.begin(), files.end(), [](const FileWriter& file) { return file.path == "-"; });
+}
+
+// The text first (a person sees the results even when a file then fails), then each file.
+int write(const Outputs& outputs, const std::function<std::string(const TextOptions&)>& text,
+          const std::vector<FileWriter>& files, ExitCode code) {
+    if (!outputs.quiet) {
+        FILE* stream = onStdout(files) ? stderr : stdout;
+        bool color = !outputs.noColor && std::getenv("NO_COLOR") == nullptr && ::isatty(::fileno(stream));
+        std::fputs(text(TextOptions{color}).c_str(), stream);
+        std::fflush(stream);
+    }
+    bool failed = false;
+    for (const FileWriter& file : files) {
+        try {
+            writeOutputFile(file.path, file.format());
+        } catch (const std::exception& error) {
+            std::fprintf(stderr, "leakgate: %s\n", error.what());
+            failed = true;
+        }
+    }
+    return static_cast<int>(failed ? ExitCode::kErrored : code);
+}
+
+std::vector<FileWriter> reportFiles(const Outputs& outputs, const Report* report) {
+    std::vector<FileWriter> files;
+    auto add = [&](const std::string& path, std::string (*format)(const Report&)) {
+        if (!path.empty()) files.push_back({path, [=] { return format(*report); }});
+    };
+    add(outputs.json, &formatJson);
+    add(outputs.junit, &formatJunit);
+    add(outputs.sarif, static_cast<std::string (*)(const Report&)>(&formatSarif));
+    add(outputs.html, &formatHtml);
+    return files;
+}
+
+} // namespace
+
+void checkOutputs(const Outputs& outputs) {
+    auto files = reportFiles(outputs, nullptr);
+    auto count = std::count_if(files.begin(), files.end(), [](const FileWriter& file) { return file.path == "-"; });
+    if (count > 1) throw UsageError("only one of --json, --junit, --sarif, --html can be '-' (stdout)");
+}
+
+int emit(const Report& report, const Outputs& outputs) {
+    return write(
+        outputs, [&](const TextOptions& options) { return formatText(report, options); },
+        reportFiles(outputs, &report), report.exitCode());
+}
+
+int emit(const BisectReport& report, const Outputs& outputs) {
+    if (!outputs.junit.empty() || !outputs.sarif.empty() || !outputs.html.empty())
+        throw UsageError("bisect writes its table as text and JSON only");
+    std::vector<FileWriter> files;
+    if (!outputs.json.empty()) files.push_back({outputs.json, [&] { return formatBisectJson(report); }});
+    return write(
+        outputs, [&](const TextOptions& options) { return formatBisectText(report, options); }, files,
+        report.exitCode());
+}
+
+} // namespace leakgate::report

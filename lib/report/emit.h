@@ -1,0 +1,30 @@
+// Where a command's report goes, for every command: the text report on stdout (on stderr when a
+// machine format takes stdout, so the two never mix), then each file asked for, each written
+// whole or not at all. The only place in lib/ that writes to stdout.
+#pragma once
+
+#include "lib/report/model.h"
+
+#include <string>
+
+namespace leakgate::report {
+
+struct Outputs {
+    std::string json; // a path, "-" for stdout, or empty for none
+    std::string junit;
+    std::string sarif;
+    std::string html;
+    bool quiet = false;   // no text report
+    bool noColor = false; // NO_COLOR in the environment turns colour off too
+};
+
+// Before anything runs: two machine formats on stdout would be one unreadable stream (UsageError).
+void checkOutputs(const Outputs& outputs);
+
+// Writes the report; a file that cannot be written is said on stderr and costs neither the
+// results nor the other files. Returns the exit code: the report's, or kErrored when a file
+// failed. `bisect` has a JSON writer only; other files asked of it are a UsageError.
+int emit(const Report& report, const Outputs& outputs);
+int emit(const BisectReport& report, const Outputs& outputs);
+
+} // namespace leakgate::report

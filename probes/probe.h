@@ -39,12 +39,19 @@ class Probe {
 
 using ProbeList = std::vector<std::unique_ptr<Probe>>;
 
-// Disables the cyclic GC and watches gc.enable() from here on. The worker calls it before it
-// loads anything of the target's, so an import that re-enables gc is caught too.
-void watchGcEnable();
-// Fails the workload when the code under test re-enabled the cyclic GC at any time since
-// watchGcEnable(): a collection it let run would free the very cycles we measure, so "clean"
-// would be a lie.
+// Disables the cyclic GC and starts the watch (probes/gc_guard_probe.cpp): gc.enable() by the
+// code under test, every collection leakgate does not start itself, and the collector's
+// thresholds, frozen objects and debug flags. The worker calls it before it loads anything of
+// the target's, so an import that collects or re-enables gc is caught too.
+void watchGc();
+// The only way leakgate collects (a collection by anyone else invalidates the measurement):
+// gc.collect(generation) with only leakgate's gc.callbacks hook installed while it runs.
+void collect(int generation = 2);
+// The list the collector saves into under DEBUG_SAVEALL, even if gc.garbage was rebound.
+pybind11::list collectorGarbage();
+// Makes the workload an `error` at any read where the watch saw something that invalidates the
+// measurement: a collection it let run would free the very cycles we measure, so "clean" would
+// be a lie.
 std::unique_ptr<Probe> makeGcGuardProbe();
 // Explains every frame cycle in the saved garbage (check `frame-cycle`).
 std::unique_ptr<Probe> makeFrameCycleProbe();

@@ -41,7 +41,7 @@ int workerMain(const std::string& specJson) {
         python::Interpreter interpreter(spec.environment, spec.argv);
         probes::Session session; // ends before the interpreter does
         try {
-            probes::watchGcEnable();
+            probes::watchGc();
             result = entry.run(spec);
         } catch (const pybind11::error_already_set& error) {
             // Converted here, while the interpreter that raised it still lives.

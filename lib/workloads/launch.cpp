@@ -13,6 +13,7 @@
 #include "lib/workloads/harness_loader.h"
 #include "lib/workloads/scalar_cases.h"
 #include "probes/allocation_counter.h"
+#include "probes/probe.h"
 
 #include <pybind11/pybind11.h>
 
@@ -38,14 +39,13 @@ Run measureRun(py::handle call, std::int64_t calls) {
 
 // The shapes of the cycles `call` leaves, explained by the scanner.
 std::vector<scanner::CycleShape> cyclesLeftBy(py::handle call, std::int64_t calls) {
-    py::module_ gc = py::module_::import("gc");
-    py::list garbage = gc.attr("garbage");
+    py::list garbage = probes::collectorGarbage();
     python::GcDebugGuard saveAll(python::GcDebugGuard::kSaveAll);
-    gc.attr("collect")(0);
+    probes::collect(0);
     garbage.attr("clear")();
     for (std::int64_t i = 0; i < calls; ++i)
         call();
-    gc.attr("collect")(0);
+    probes::collect(0);
     std::vector<PyObject*> objects;
     for (py::handle object : garbage)
         objects.push_back(object.ptr());
@@ -229,12 +229,11 @@ WorkloadResult runValues(const WorkerSpec& spec) {
             // during the first; what the second half adds after a full collection is growth.
             for (const char* name : {"Int32", "Float32"}) {
                 if (!targetTypes.contains(name)) continue;
-                py::module_ gc = py::module_::import("gc");
                 py::object scalarType = targetTypes[py::str(name)];
                 const bool floating = std::string(name) == "Float32";
                 const std::int64_t half = distinct / 2;
                 auto keptBy = [&](std::int64_t start) {
-                    gc.attr("collect")();
+                    probes::collect();
                     probes::AllocationCounter::start();
                     try {
                         harness.attr("pack_distinct")(scalarType, start, half, floating);
@@ -242,7 +241,7 @@ WorkloadResult runValues(const WorkerSpec& spec) {
                         probes::AllocationCounter::stop();
                         throw;
                     }
-                    gc.attr("collect")();
+                    probes::collect();
                     return probes::AllocationCounter::stop().netBlocks();
                 };
                 std::int64_t first = keptBy(0);

@@ -1,5 +1,7 @@
 #include "lib/workloads/scalar_cases.h"
 
+#include "probes/probe.h"
+
 #include "lib/workloads/launch_protocol.h"
 #include "lib/python/gc_debug_guard.h"
 #include "lib/workloads/harness_loader.h"
@@ -113,19 +115,18 @@ LoopSettings loopSettings(const WorkerSpec& spec) {
 }
 
 std::int64_t collectYoungGarbage() {
-    py::module_ gc = py::module_::import("gc");
-    py::list garbage = gc.attr("garbage");
+    py::list garbage = probes::collectorGarbage();
     size_t saved;
     {
         // Everything the calls made is in the youngest generation (gc is off, nothing was
         // promoted), so collecting generation 0 finds their cycles without walking the whole
         // heap: a large DSL's heap makes a full collection cost tens of milliseconds.
         python::GcDebugGuard saveAll(python::GcDebugGuard::kSaveAll);
-        gc.attr("collect")(0);
+        probes::collect(0);
         saved = garbage.size();
         garbage.attr("clear")();
     }
-    gc.attr("collect")(0);
+    probes::collect(0);
     return static_cast<std::int64_t>(saved);
 }
 

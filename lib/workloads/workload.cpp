@@ -17,10 +17,10 @@ void measure(WorkloadResult& result, probes::ProbeList& probes, const std::funct
              const std::string& checkPrefix) {
     auto started = std::chrono::steady_clock::now();
     py::module_ gc = py::module_::import("gc");
-    py::list garbage = gc.attr("garbage");
+    py::list garbage = probes::collectorGarbage();
     gc.attr("disable")();
     // Garbage made before the workload (interpreter start-up, imports) is not its doing.
-    gc.attr("collect")();
+    probes::collect();
     garbage.attr("clear")();
 
     for (auto& probe : probes)
@@ -42,7 +42,7 @@ void measure(WorkloadResult& result, probes::ProbeList& probes, const std::funct
     // Read 2: one collection that saves what it finds instead of freeing it.
     if (!invalid) {
         python::GcDebugGuard saveAll(python::GcDebugGuard::kSaveAll);
-        gc.attr("collect")();
+        probes::collect();
         std::vector<PyObject*> saved; // Borrowed references: gc.garbage keeps them alive
         saved.reserve(garbage.size());
         for (py::handle object : garbage)
@@ -52,7 +52,7 @@ void measure(WorkloadResult& result, probes::ProbeList& probes, const std::funct
     }
     // Read 3: a real collection.
     if (!invalid) {
-        gc.attr("collect")();
+        probes::collect();
         read([&](probes::Probe& probe) { probe.afterCollection(result); });
     }
     gc.attr("disable")();

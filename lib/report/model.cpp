@@ -44,6 +44,16 @@ ExitCode Report::exitCode() const {
     return ExitCode::kClean;
 }
 
+bool Report::hasErrors() const {
+    for (const auto& result : results) {
+        if (!result.ok()) return true;
+        for (const auto& check : result.checks) {
+            if (check.status == Status::kError) return true;
+        }
+    }
+    return false;
+}
+
 std::vector<const Finding*> Report::findings() const {
     std::vector<const Finding*> all;
     for (const auto& result : results) {

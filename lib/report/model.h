@@ -117,6 +117,8 @@ struct Report {
     // Failures count only in target results (the reference is the baseline); errors count in
     // every result.
     ExitCode exitCode() const;
+    // Whether any result or check errored (in any role): something was not measured.
+    bool hasErrors() const;
     // The target's findings (the reference's stay in its results).
     std::vector<const Finding*> findings() const;
 };

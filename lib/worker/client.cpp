@@ -67,6 +67,16 @@ WorkloadResult runInWorker(const WorkerRequest& request) {
     const WorkloadEntry& entry = findWorkload(request.spec.workload);
     WorkloadResult result = runWorkerProcess(request);
     addUndecidedChecks(result, entry);
+    // A check cannot pass in a run that errored: whatever it read, it did not read a clean,
+    // whole measurement (docs/definitions.md, "Check statuses"). Failures stand: what was found
+    // was found.
+    if (result.error) {
+        for (auto& check : result.checks) {
+            if (check.status != Status::kPass) continue;
+            check.status = Status::kError;
+            check.reason = fmt::format("not measured cleanly: {}", result.error->message);
+        }
+    }
     return result;
 }
 

@@ -1,7 +1,8 @@
 // Parent side of a worker: spawns `leakgate __worker SPEC`, and turns whatever happens to it
 // into a WorkloadResult. A crash, a hang or a missing result becomes an `error` result; it never
 // throws for the target's misbehaviour. Every check the workload decides (lib/worker/registry.h)
-// has a status in the result: those the worker did not decide are `error`.
+// has a status in the result: those the worker did not decide are `error`, and so is every check
+// that would pass in a result that errored.
 #pragma once
 
 #include "lib/report/model.h"

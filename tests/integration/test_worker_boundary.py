@@ -71,6 +71,21 @@ class WorkerExit(unittest.TestCase):
         self.assert_clean_exits(report)
 
 
+class ErroredChecks(unittest.TestCase):
+    def test_no_check_of_a_workload_that_errored_passes(self):
+        # The kernel decorator raises: decorate measured only what did not raise.
+        code, report = gate_json("--target", os.path.join(FIXTURES, "targets/broken/raises_on_decorate.py"),
+                                 "--checks", "decorate")
+        self.assertEqual(code, 3)
+        for result in report["results"]:
+            if result["status"] != "error":
+                continue
+            for check in result["checks"]:
+                self.assertNotEqual(check["status"], "pass", f"{result['role']} {check['name']}")
+        statuses = {c["name"]: c["status"] for c in report["checks"]}
+        self.assertEqual(statuses["decorate-sentinels"], "error")
+
+
 class WorkerSpec(unittest.TestCase):
     def worker(self, spec):
         return subprocess.run([LEAKGATE, "__worker", spec], capture_output=True, text=True, timeout=60)

@@ -43,7 +43,8 @@ std::string formatBisectJson(const BisectReport& report) {
         for (const auto& [check, status] : row.statuses)
             statuses[check] = toString(status);
         versions.push_back({{"version", row.version},
-                            {"status", row.error ? "error" : "ok"},
+                            // A release whose gate errored anywhere was not measured whole.
+                            {"status", row.error || (row.report && row.report->hasErrors()) ? "error" : "ok"},
                             {"error", row.error ? json(*row.error) : json(nullptr)},
                             {"checks", statuses},
                             {"report", row.report ? toJson(*row.report) : json(nullptr)}});

@@ -93,7 +93,10 @@ class WithTheFakeDriver(unittest.TestCase):
         loops = result_of(report, "device")["details"]["launch_loops"]
         self.assertEqual(len(loops), 14)
         for loop in loops:
-            self.assertEqual(loop["target"]["allocations_per_call"], [0.0, 0.0], loop["type"])
+            # Nothing per launch: below the per-call noise floor the launch checks use (0.01; on
+            # 3.10 one allocation in a run of 300 launches is the interpreter's, not the packer's).
+            for per_call in loop["target"]["allocations_per_call"]:
+                self.assertLess(per_call, 0.01, loop["type"])
 
     def test_the_uncached_packer_is_flagged_per_launch(self):
         code, report = gate("--target", os.path.join(TARGETS, "launch", "uncached_packer.py"), "--checks",

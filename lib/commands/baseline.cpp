@@ -6,7 +6,10 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <charconv>
 #include <fstream>
+#include <limits>
+#include <optional>
 #include <sstream>
 
 namespace leakgate {
@@ -16,6 +19,24 @@ std::string trim(const std::string& text) {
     auto first = text.find_first_not_of(" \t\r");
     auto last = text.find_last_not_of(" \t\r");
     return first == std::string::npos ? "" : text.substr(first, last - first + 1);
+}
+
+// A whole decimal integer, nothing else: "1.9e9", "0x10" and "12abc" are not amounts.
+std::optional<std::int64_t> parseAmount(const std::string& text) {
+    std::int64_t value = 0;
+    auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+    if (error != std::errc() || end != text.data() + text.size() || text.empty()) return std::nullopt;
+    return value;
+}
+
+// What a baseline holds for one check: its figure, when it has one that an int64 holds.
+std::optional<std::int64_t> baselineAmount(const nlohmann::json& check) {
+    auto amount = check.find("amount");
+    if (amount == check.end() || !amount->is_number_integer()) return std::nullopt;
+    if (amount->is_number_unsigned() &&
+        amount->get<std::uint64_t>() > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()))
+        return std::nullopt;
+    return amount->get<std::int64_t>();
 }
 
 } // namespace
@@ -51,11 +72,13 @@ Budgets loadBudgets(const std::string& path) {
         if (std::find(gateChecks().begin(), gateChecks().end(), check) == gateChecks().end()) {
             throw UsageError(fmt::format("{}:{}: unknown check `{}`", path, number, check));
         }
-        try {
-            budgets.allowedGrowth[check] = std::stoll(trim(line.substr(equals + 1)));
-        } catch (const std::exception&) {
-            throw UsageError(fmt::format("{}:{}: the amount must be an integer", path, number));
+        std::optional<std::int64_t> amount = parseAmount(trim(line.substr(equals + 1)));
+        if (!amount || *amount < 0) {
+            throw UsageError(fmt::format("{}:{}: the amount must be a whole number, 0 or more, in the "
+                                         "check's own unit",
+                                         path, number));
         }
+        budgets.allowedGrowth[check] = *amount;
     }
     return budgets;
 }
@@ -74,6 +97,19 @@ nlohmann::json loadBaseline(const std::string& path) {
         throw UsageError(
             fmt::format("the baseline {} is not the JSON of a `leakgate gate` run ({})", path, kSchema));
     }
+    // Every entry checked here, before any worker runs: a bad one is the file's fault.
+    const nlohmann::json& checks = baseline["checks"];
+    if (!checks.is_array())
+        throw UsageError(fmt::format("the baseline {}: `checks` is not a list", path));
+    for (size_t i = 0; i < checks.size(); ++i) {
+        const nlohmann::json& check = checks[i];
+        if (!check.is_object() || !check.contains("name") || !check["name"].is_string())
+            throw UsageError(fmt::format("the baseline {}: checks[{}] is not a check with a name", path, i));
+        if (check.contains("amount") && !check["amount"].is_null() && !baselineAmount(check))
+            throw UsageError(fmt::format("the baseline {}: checks[{}] (`{}`) has an amount that is not a "
+                                         "whole number between -2^63 and 2^63-1",
+                                         path, i, check["name"].get<std::string>()));
+    }
     return baseline;
 }
 
@@ -85,16 +121,18 @@ void applyBaseline(Report& report, const nlohmann::json& baseline, const Budgets
                 continue;
             auto earlier = std::find_if(
                 baseline["checks"].begin(), baseline["checks"].end(), [&](const nlohmann::json& other) {
-                    return other.value("name", "") == check.name && other.contains("amount") &&
-                           other["amount"].is_number_integer();
+                    return other.is_object() && other.value("name", "") == check.name &&
+                           baselineAmount(other);
                 });
             if (earlier == baseline["checks"].end()) {
+                // Nothing to compare with: the check keeps its own verdict.
                 check.reason += " (no figure in the baseline)";
                 continue;
             }
-            const std::int64_t before = (*earlier)["amount"].get<std::int64_t>();
+            const std::int64_t before = *baselineAmount(*earlier);
             const std::int64_t budget = budgets.forCheck(check.name);
-            const bool grew = *check.amount - before > budget;
+            // In 128 bits: no figure of either side can overflow the difference.
+            const bool grew = static_cast<__int128>(*check.amount) - before > budget;
             check.status = grew ? Status::kFail : Status::kPass;
             check.reason = fmt::format("{} the baseline's {} to {} (budget +{}); {}",
                                        grew ? "grew beyond its budget from" : "within budget of", before,

@@ -1,6 +1,7 @@
 // leakgate's command line: parse, call one library entry point, format, return an exit code.
 #include "lib/commands/bisect.h"
 #include "lib/base/errors.h"
+#include "lib/base/interrupt.h"
 #include "lib/commands/gate.h"
 #include "lib/commands/lint.h"
 #include "lib/base/log.h"
@@ -209,6 +210,7 @@ int main(int argc, char** argv) {
             return static_cast<int>(ExitCode::kErrored);
         }
     }
+    interrupt::installHandlers(); // a signal kills the workers' groups and exits 128 + signal
     try {
         return run(argc, argv);
     } catch (const Error& error) {

@@ -1,6 +1,7 @@
 #include "lib/base/atomic_file.h"
 
 #include "lib/base/errors.h"
+#include "lib/base/interrupt.h"
 
 #include <fmt/format.h>
 
@@ -42,6 +43,11 @@ void writeOutputFile(const std::string& path, std::string_view content) {
     if (fd < 0) {
         throw EnvironmentError(fmt::format("cannot create {}: {}", path, std::strerror(errno)));
     }
+    // A signal now removes the partial file (lib/base/interrupt.h); the rename makes it whole.
+    interrupt::setPartialFile(tmpl.c_str());
+    struct Forget {
+        ~Forget() { interrupt::setPartialFile(nullptr); }
+    } forget;
     try {
         writeAll(fd, content, path);
         if (::fchmod(fd, 0644) != 0 || ::fsync(fd) != 0) {

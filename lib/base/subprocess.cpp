@@ -1,6 +1,7 @@
 #include "lib/base/subprocess.h"
 
 #include "lib/base/errors.h"
+#include "lib/base/interrupt.h"
 #include "lib/base/log.h"
 
 #include <fmt/format.h>
@@ -51,17 +52,16 @@ void keepTail(std::string& text, size_t limit) {
     if (text.size() > limit) text.erase(0, text.size() - limit);
 }
 
-[[noreturn]] void execChild(const ProcessSpec& spec, Pipe& out, Pipe& err, Pipe* result) {
+// `argv` is built before the fork: the child may not allocate.
+[[noreturn]] void execChild(char* const* argv, Pipe& out, Pipe& err, Pipe* result,
+                            const interrupt::BlockedSignals& blocked) {
     // Only async-signal-safe calls from here on: we are a fork of a possibly threaded parent.
     ::setpgid(0, 0);
     ::dup2(out.writeEnd(), STDOUT_FILENO);
     ::dup2(err.writeEnd(), STDERR_FILENO);
     if (result) ::dup2(result->writeEnd(), kResultFd);
-    std::vector<char*> argv;
-    for (const auto& arg : spec.argv)
-        argv.push_back(const_cast<char*>(arg.c_str()));
-    argv.push_back(nullptr);
-    ::execv(argv[0], argv.data());
+    blocked.restoreInChild();
+    ::execv(argv[0], argv);
     const char message[] = "leakgate: cannot execute the worker\n";
     [[maybe_unused]] auto ignored = ::write(STDERR_FILENO, message, sizeof(message) - 1);
     ::_exit(127);
@@ -79,11 +79,36 @@ ProcessOutcome runProcess(const ProcessSpec& spec) {
     std::optional<Pipe> result;
     if (spec.resultPipe) result.emplace();
 
-    pid_t pid = ::fork();
-    if (pid < 0) throw EnvironmentError(fmt::format("cannot fork: {}", std::strerror(errno)));
-    if (pid == 0) execChild(spec, out, err, result ? &*result : nullptr);
-    // Also set the group from the parent side, so a kill right after fork cannot miss it.
-    ::setpgid(pid, pid);
+    std::vector<char*> argv;
+    for (const auto& arg : spec.argv)
+        argv.push_back(const_cast<char*>(arg.c_str()));
+    argv.push_back(nullptr);
+
+    pid_t pid;
+    {
+        // A signal between the fork and the registration would orphan the group.
+        interrupt::BlockedSignals blocked;
+        pid = ::fork();
+        if (pid < 0) throw EnvironmentError(fmt::format("cannot fork: {}", std::strerror(errno)));
+        if (pid == 0) execChild(argv.data(), out, err, result ? &*result : nullptr, blocked);
+        // Also set the group from the parent side, so a kill right after fork cannot miss it.
+        ::setpgid(pid, pid);
+        interrupt::addProcessGroup(pid);
+    }
+    // However this function ends (a failed poll included), the group is killed and reaped.
+    struct GroupGuard {
+        pid_t pid;
+        bool reaped = false;
+        int status = 0;
+        ~GroupGuard() {
+            ::kill(-pid, SIGKILL);
+            if (!reaped) {
+                while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+                }
+            }
+            interrupt::removeProcessGroup(pid);
+        }
+    } group{pid};
     out.closeWrite();
     err.closeWrite();
     if (result) result->closeWrite();
@@ -102,8 +127,8 @@ ProcessOutcome runProcess(const ProcessSpec& spec) {
     if (result) streams.push_back({result->readEnd(), &outcome.resultText, SIZE_MAX, false});
 
     const auto deadline = std::chrono::steady_clock::now() + spec.timeout;
-    int status = 0;
-    bool reaped = false;
+    int& status = group.status;
+    bool& reaped = group.reaped;
     std::vector<char> buffer(64 * 1024);
     while (!streams.empty()) {
         auto now = std::chrono::steady_clock::now();
@@ -144,6 +169,7 @@ ProcessOutcome runProcess(const ProcessSpec& spec) {
     if (!reaped) {
         while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
         }
+        reaped = true;
     }
     if (outcome.timedOut) {
         log::debug("worker {} timed out after {} ms", pid, spec.timeout.count());

@@ -1,0 +1,36 @@
+// What leakgate does when SIGINT (Ctrl-C), SIGTERM or SIGHUP ends it: it kills every worker
+// process group it started (a worker sits in a group of its own, out of the terminal's reach),
+// removes the report file it was writing, and exits 128 + the signal (130, 143, 129). Everything
+// here is async-signal-safe on the handler's side: fixed slots, atomics, kill, unlink, _exit.
+#pragma once
+
+#include <sys/types.h>
+
+namespace leakgate::interrupt {
+
+// The parent installs the handlers once, before it starts anything.
+void installHandlers();
+
+// The process groups alive now. Register right after fork, with the signals blocked (BlockedSignals).
+void addProcessGroup(pid_t group);
+void removeProcessGroup(pid_t group);
+
+// The temporary file a report is being written to (at most one at a time); null clears it.
+void setPartialFile(const char* path);
+
+// Blocks the three signals for a scope, so that a fork and the registration of its group happen
+// as one step; the child unblocks them (with default handlers) before it execs.
+class BlockedSignals {
+  public:
+    BlockedSignals();
+    ~BlockedSignals();
+    BlockedSignals(const BlockedSignals&) = delete;
+    BlockedSignals& operator=(const BlockedSignals&) = delete;
+    // In a forked child, before exec: default dispositions, then the mask the parent had.
+    void restoreInChild() const;
+
+  private:
+    unsigned char previous_[128]; // a sigset_t, kept opaque here
+};
+
+} // namespace leakgate::interrupt

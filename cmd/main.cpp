@@ -202,9 +202,9 @@ int run(int argc, char** argv) {
 } // namespace
 
 int main(int argc, char** argv) {
-    if (argc == 3 && std::string(argv[1]) == worker::kWorkerMode) {
+    if (argc == 4 && std::string(argv[1]) == worker::kWorkerMode) {
         try {
-            return worker::workerMain(argv[2]);
+            return worker::workerMain(argv[2], argv[3]);
         } catch (const std::exception& error) {
             std::fprintf(stderr, "leakgate worker: %s\n", error.what());
             return static_cast<int>(ExitCode::kErrored);

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include <filesystem>
+#include <sys/random.h>
 
 namespace leakgate::worker {
 namespace {
@@ -17,10 +18,23 @@ std::string selfExecutable() {
     return std::filesystem::read_symlink("/proc/self/exe").string();
 }
 
+// A fresh token per worker: the one result it sends starts with it, so nothing else written to
+// the channel is taken for a result.
+std::string resultToken() {
+    unsigned char bytes[16];
+    if (::getrandom(bytes, sizeof(bytes), 0) != static_cast<ssize_t>(sizeof(bytes)))
+        throw EnvironmentError("cannot read random bytes for the worker's token");
+    std::string token;
+    for (unsigned char byte : bytes)
+        token += fmt::format("{:02x}", byte);
+    return token;
+}
+
 // The worker process itself, and what came back from it.
 WorkloadResult runWorkerProcess(const WorkerRequest& request) {
     ProcessSpec spec;
-    spec.argv = {selfExecutable(), kWorkerMode, workloads::serialize(request.spec)};
+    const std::string token = resultToken();
+    spec.argv = {selfExecutable(), kWorkerMode, workloads::serialize(request.spec), token};
     spec.timeout = request.timeout;
     spec.resultPipe = true;
     spec.forwardOutput = request.forwardOutput;
@@ -29,9 +43,12 @@ WorkloadResult runWorkerProcess(const WorkerRequest& request) {
     double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
 
     WorkloadResult result;
-    if (!outcome.timedOut && !outcome.resultText.empty()) {
+    const std::string prefix = token + "\n";
+    const bool forged = !outcome.resultText.empty() && !outcome.resultText.starts_with(prefix);
+    if (!outcome.timedOut && !forged && !outcome.resultText.empty()) {
         try {
-            result = nlohmann::json::parse(outcome.resultText).get<WorkloadResult>();
+            // Exactly one result: anything after its JSON makes the text unreadable.
+            result = nlohmann::json::parse(outcome.resultText.substr(prefix.size())).get<WorkloadResult>();
             if (outcome.signal) {
                 // The result was complete; the interpreter died on the way out.
                 result.details["worker_exit"] = describeSignal(*outcome.signal);
@@ -46,7 +63,10 @@ WorkloadResult runWorkerProcess(const WorkerRequest& request) {
     result.seconds = seconds;
     WorkloadError error;
     error.stderrTail = outcome.stderrTail;
-    if (outcome.timedOut) {
+    if (forged) {
+        error.message = "the result channel held something other than the worker's one result (a write "
+                        "to it by the code under test?); the measurement is not trusted";
+    } else if (outcome.timedOut) {
         error.message = fmt::format("timed out after {} s; the worker's process group was killed",
                                     std::chrono::duration<double>(request.timeout).count());
     } else if (outcome.signal) {

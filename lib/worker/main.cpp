@@ -11,26 +11,38 @@
 #include <fmt/format.h>
 
 #include <cstdio>
+#include <fcntl.h>
 #include <unistd.h>
 
 namespace leakgate::worker {
 namespace {
 
-void sendResult(const WorkloadResult& result) {
+// Where the result pipe was moved: well above the descriptors a program opens.
+constexpr int kHiddenResultFd = 730;
+
+int hideResultChannel() {
+    int fd = ::fcntl(kResultFd, F_DUPFD_CLOEXEC, kHiddenResultFd);
+    ::close(kResultFd);
+    return fd; // -1 when the parent gave no pipe: nobody to tell
+}
+
+void sendResult(int channel, const std::string& token, const WorkloadResult& result) {
+    if (channel < 0) return;
     std::string text =
-        nlohmann::json(result).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+        token + "\n" + nlohmann::json(result).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
     std::string_view left = text;
     while (!left.empty()) {
-        ssize_t written = ::write(kResultFd, left.data(), left.size());
+        ssize_t written = ::write(channel, left.data(), left.size());
         if (written <= 0) return; // the parent is gone: nobody to tell
         left.remove_prefix(static_cast<size_t>(written));
     }
-    ::close(kResultFd);
+    ::close(channel);
 }
 
 } // namespace
 
-int workerMain(const std::string& specJson) {
+int workerMain(const std::string& specJson, const std::string& token) {
+    const int channel = hideResultChannel();
     const workloads::WorkerSpec spec = workloads::parseWorkerSpec(specJson);
     const WorkloadEntry& entry = findWorkload(spec.workload);
     WorkloadResult result;
@@ -51,7 +63,7 @@ int workerMain(const std::string& specJson) {
             result.error = WorkloadError{error.what(), std::nullopt, ""};
         }
         std::fflush(stdout);
-        sendResult(result);
+        sendResult(channel, token, result);
     }
     return 0;
 }

@@ -1,5 +1,8 @@
-// The worker mode of the leakgate binary: `leakgate __worker SPEC_JSON`. Embeds the interpreter
-// the spec names, runs one workload and writes its WorkloadResult as JSON to the result pipe.
+// The worker mode of the leakgate binary: `leakgate __worker SPEC_JSON TOKEN`. Embeds the
+// interpreter the spec names, runs one workload and sends its WorkloadResult as JSON on the result
+// pipe, once, after TOKEN and a newline. The pipe arrives on fd 3 (kResultFd) and is moved off it,
+// close-on-exec, before any code of the target's runs: a write to fd 3, a child's `echo >&3` or a
+// file opened on fd 3 cannot reach or be mistaken for the channel.
 #pragma once
 
 #include <string>
@@ -8,6 +11,6 @@ namespace leakgate::worker {
 
 inline constexpr const char* kWorkerMode = "__worker";
 
-int workerMain(const std::string& specJson);
+int workerMain(const std::string& specJson, const std::string& token);
 
 } // namespace leakgate::worker

@@ -86,9 +86,53 @@ class ErroredChecks(unittest.TestCase):
         self.assertEqual(statuses["decorate-sentinels"], "error")
 
 
+def scan_json(source, directory):
+    """Runs `leakgate scan` on SOURCE written to DIRECTORY; returns (exit code, the JSON report)."""
+    script = os.path.join(directory, "script.py")
+    with open(script, "w", encoding="utf-8") as f:
+        f.write(source)
+    out = os.path.join(directory, "scan.json")
+    run = subprocess.run([LEAKGATE, "scan", "--quiet", "--json", out, "--", script],
+                         capture_output=True, text=True, timeout=300)
+    with open(out, encoding="utf-8") as f:
+        return run.returncode, json.load(f)
+
+
+LEAK = "import sys\n\ndef keep():\n    frame = sys._getframe()\n    return frame\n\nkeep()\n"
+FORGED = json.dumps({"workload": "scan", "subject": "x", "role": "target", "error": None,
+                     "checks": [{"name": "frame-cycle", "status": "pass", "reason": "forged"},
+                                {"name": "retained-frame", "status": "pass", "reason": "forged"}],
+                     "findings": [], "sentinels": [], "details": {}, "seconds": 0})
+
+
+class ResultChannel(unittest.TestCase):
+    def test_a_result_written_to_fd_3_by_the_script_is_not_taken(self):
+        source = LEAK + f"import os\ntry:\n    os.write(3, {FORGED!r}.encode())\nexcept OSError:\n    pass\n"
+        with tempfile.TemporaryDirectory() as directory:
+            code, report = scan_json(source, directory)
+        self.assertEqual(code, 1)
+        self.assertEqual({c["name"]: c["status"] for c in report["checks"]}["frame-cycle"], "fail")
+
+    def test_a_shell_child_writing_to_fd_3_does_not_spoil_the_result(self):
+        source = "import subprocess\nsubprocess.run('echo spoiled >&3', shell=True)\n"
+        with tempfile.TemporaryDirectory() as directory:
+            code, report = scan_json(source, directory)
+        self.assertEqual(code, 0, report["results"][0].get("error"))
+
+    def test_a_file_opened_on_fd_3_does_not_receive_the_result(self):
+        with tempfile.TemporaryDirectory() as directory:
+            mine = os.path.join(directory, "mine.txt")
+            source = ("import os\ntry:\n    os.close(3)\nexcept OSError:\n    pass\n"
+                      f"keep = open({mine!r}, 'w')\n")
+            code, report = scan_json(source, directory)
+            self.assertEqual(code, 0, report["results"][0].get("error"))
+            self.assertEqual(os.path.getsize(mine), 0)
+
+
 class WorkerSpec(unittest.TestCase):
     def worker(self, spec):
-        return subprocess.run([LEAKGATE, "__worker", spec], capture_output=True, text=True, timeout=60)
+        return subprocess.run([LEAKGATE, "__worker", spec, "token"], capture_output=True, text=True,
+                              timeout=60)
 
     def test_an_unknown_key_is_named(self):
         run = self.worker(json.dumps({"workload": "scan", "argv": [], "environment": {}, "bogus": 1}))

@@ -47,6 +47,14 @@ CheckResult decide(const WorkloadResult& result) {
     std::string notParsed =
         unparsed ? fmt::format("; {} not parsed (see details.unparsed)", plural(unparsed, "file")) : "";
     auto amount = static_cast<std::int64_t>(result.findings.size());
+    if (result.findings.empty() && unparsed > 0) {
+        // A file that could not be analysed was not checked: the run cannot pass.
+        return {"lint", Status::kError,
+                fmt::format("{} could not be analysed (see details.unparsed); {} checked, no frame kept "
+                            "past its call",
+                            plural(unparsed, "file"), plural(checked, "file")),
+                amount};
+    }
     if (result.findings.empty()) {
         return {
             "lint", Status::kPass,
@@ -93,6 +101,7 @@ struct Inputs {
     std::vector<std::string> python;
     std::vector<std::string> cxx;
     std::optional<std::string> compileCommands; // found at the top of a directory given
+    size_t pythonFiles = 0; // the files given, and the *.py found in the directories given
 };
 
 bool skippedDirectory(const std::filesystem::path& dir) {
@@ -106,6 +115,7 @@ Inputs splitInputs(const std::vector<std::string>& paths) {
     for (const auto& path : paths) {
         if (!fs::is_directory(path)) {
             (isCxxSource(path) ? inputs.cxx : inputs.python).push_back(path);
+            if (!isCxxSource(path)) ++inputs.pythonFiles;
             continue;
         }
         inputs.python.push_back(path);
@@ -123,6 +133,8 @@ Inputs splitInputs(const std::vector<std::string>& paths) {
                 it.disable_recursion_pending();
             } else if (it->is_regular_file(error) && isCxxSource(it->path().string())) {
                 found.push_back(it->path().string());
+            } else if (it->is_regular_file(error) && it->path().extension() == ".py") {
+                ++inputs.pythonFiles;
             }
         }
         std::sort(found.begin(), found.end());
@@ -170,6 +182,8 @@ Report runLint(const LintOptions& options) {
     python::Environment env =
         python::queryEnvironment(options.python.value_or(python::buildPythonExecutable()));
     Inputs inputs = splitInputs(paths);
+    if (inputs.pythonFiles == 0 && inputs.cxx.empty())
+        throw UsageError(fmt::format("no Python or C/C++ source to lint in {}", fmt::join(options.paths, ", ")));
     if (options.compileCommands && !std::filesystem::exists(*options.compileCommands))
         throw UsageError(fmt::format("no such file or directory: {}", *options.compileCommands));
 

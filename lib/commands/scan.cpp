@@ -12,8 +12,14 @@
 namespace leakgate {
 
 Report runScan(const ScanOptions& options) {
-    if (!std::ifstream(options.script))
-        throw UsageError(fmt::format("cannot read script {}", options.script));
+    std::error_code error;
+    if (std::filesystem::is_directory(options.script, error))
+        throw UsageError(fmt::format("the script {} is a directory, not a Python file", options.script));
+    if (!std::filesystem::is_regular_file(options.script, error) || !std::ifstream(options.script))
+        throw UsageError(fmt::format("cannot read script {}{}", options.script,
+                                     std::filesystem::exists(options.script, error)
+                                         ? " (not a regular file: a FIFO or device would be read without end)"
+                                         : ""));
     python::Environment env =
         python::queryEnvironment(options.python.value_or(python::buildPythonExecutable()));
 

@@ -22,7 +22,8 @@ default: the comment's line), `name` (the finding's `locals[0]`), and optionally
 expectations on one line. Every expectation must match a finding of its own, and a file may have
 no finding that no expectation matches. `none`: the file has no finding; `unparsed`: the file is
 listed in `details.unparsed` and has no finding. A file without an expectation line fails.
-The exit code must be 1 when some file expects a finding and 0 otherwise.
+The exit code must be 1 when some file expects a finding, else 3 when some file expects
+`unparsed`, and 0 otherwise.
 
 C and C++ fixtures (.c .cc .cpp .cxx .h .hh .hpp .hxx) carry the same lines in `//` or `/* */`
 comments. In a leakgate built without libclang (the report's `lint-cxx` check is skipped) their
@@ -162,7 +163,9 @@ def run_rules(rules_path: str, paths: list[str]) -> tuple[int, dict, str]:
         "frames": [{"function": f["function"], "file": f["file"], "line": f["line"]}],
         "path": [{"kind": "column", "label": str(f["column"]), "to": ""}],
     } for f in answer["findings"]]
-    report = {"schema": SCHEMA, "command": "lint", "exit_code": 1 if findings else 0,
+    # As leakgate decides: a finding is 1, else a file not analysed is 3 (an error), else 0.
+    exit_code = 1 if findings else 3 if answer["unparsed"] else 0
+    report = {"schema": SCHEMA, "command": "lint", "exit_code": exit_code,
               "findings": findings, "results": [{"details": {"unparsed": answer["unparsed"]}}]}
     return report["exit_code"], report, ""
 
@@ -184,6 +187,7 @@ def check(paths: list[str], code: int, report: dict | None, stderr: str) -> list
         problems.append(f"report says exit_code {report.get('exit_code')}, the process exited {code}")
     findings, unparsed = flatten(report)
     expect_findings = False
+    expect_unparsed = False
     for path in fixture_files(paths):
         if skip_cxx and path.endswith(CXX_SUFFIXES):
             continue
@@ -197,6 +201,7 @@ def check(paths: list[str], code: int, report: dict | None, stderr: str) -> list
             continue
         mine = [f for f in findings if f["file"] == path]
         verbs = {e.verb for e in expectations}
+        expect_unparsed |= "unparsed" in verbs
         if "unparsed" in verbs and path not in unparsed:
             problems.append(f"{path}: expected in details.unparsed, it is not")
         if "unparsed" not in verbs and path in unparsed:
@@ -215,7 +220,8 @@ def check(paths: list[str], code: int, report: dict | None, stderr: str) -> list
             problems.append(f"{path}:{finding['line']}: unexpected {finding['rule']} "
                             f"name={finding['name']} function={finding['function']} "
                             f"column={finding['column']}: {finding['summary']}")
-    wanted = 1 if expect_findings else 0
+    # A file that could not be analysed makes the run an error (3), unless something was found (1).
+    wanted = 1 if expect_findings else 3 if expect_unparsed else 0
     if code != wanted:
         problems.append(f"exit {code}, expected {wanted}; stderr:\n{stderr}")
     return problems

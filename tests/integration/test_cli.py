@@ -27,6 +27,18 @@ class UsageErrors(unittest.TestCase):
         self.assertEqual(run.returncode, 2)
         self.assertIn("leakgate: cannot read script", run.stderr)
 
+    def test_inputs_that_measure_nothing_are_usage_errors(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            run = leakgate("scan", "--", tmp)
+            self.assertEqual(run.returncode, 2)
+            self.assertIn("is a directory", run.stderr)
+            run = leakgate("lint", tmp)
+            self.assertEqual(run.returncode, 2)
+            self.assertIn("no Python or C/C++ source", run.stderr)
+        run = leakgate("scan", "--", "/dev/zero")
+        self.assertEqual(run.returncode, 2)
+        self.assertIn("not a regular file", run.stderr)
+
     def test_an_unknown_option_is_a_usage_error(self):
         self.assertEqual(leakgate("scan", "--no-such-option", "--", "x.py").returncode, 2)
 

@@ -133,7 +133,8 @@ class LintCxxOptions(unittest.TestCase):
 
     def test_without_include_dir_the_file_is_not_parsed(self):
         proc, report = lint(self.source)
-        self.assertEqual(proc.returncode, 0, proc.stderr)
+        # Not analysed is not clean: the run is an error (exit 3), with the file named.
+        self.assertEqual(proc.returncode, 3, proc.stderr)
         self.assertEqual([u["file"] for u in self.unparsed(report)], [self.source])
         self.assertIn("frames_config.h", self.unparsed(report)[0]["message"])
         self.assertEqual(report["findings"], [])

@@ -6,7 +6,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <optional>
 #include <csignal>
 #include <cstring>
 #include <fcntl.h>
@@ -130,8 +132,18 @@ ProcessOutcome runProcess(const ProcessSpec& spec) {
     int& status = group.status;
     bool& reaped = group.reaped;
     std::vector<char> buffer(64 * 1024);
+    std::optional<std::chrono::steady_clock::time_point> doneAt; // exited, or its result is whole
+    auto resultOpen = [&] {
+        return std::any_of(streams.begin(), streams.end(),
+                           [&](const Stream& stream) { return stream.sink == &outcome.resultText; });
+    };
     while (!streams.empty()) {
         auto now = std::chrono::steady_clock::now();
+        if (!doneAt && (reaped || (result && !resultOpen() && !outcome.resultText.empty()))) doneAt = now;
+        if (doneAt && now - *doneAt >= spec.grace) {
+            outcome.lingered = true;
+            break;
+        }
         if (now >= deadline) {
             outcome.timedOut = true;
             break;

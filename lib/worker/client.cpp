@@ -53,6 +53,12 @@ WorkloadResult runWorkerProcess(const WorkerRequest& request) {
                 // The result was complete; the interpreter died on the way out.
                 result.details["worker_exit"] = describeSignal(*outcome.signal);
             }
+            if (outcome.lingered) {
+                // Kept: the result was whole. What held on after it is said, not hidden.
+                result.details["worker_lingered"] =
+                    "after its result, the worker (an exit hook) or a process it started kept running "
+                    "or kept its output open; its process group was killed";
+            }
             return result;
         } catch (const nlohmann::json::exception& error) {
             log::debug("unreadable worker result: {}", error.what());

@@ -58,15 +58,14 @@ void handleScriptException(WorkloadResult& result) {
     // The exception and its traceback (and the frames it holds) die here, by reference counting.
 }
 
-void joinNonDaemonThreads() {
+// What CPython does when a script ends, in its order (Py_FinalizeEx): threading._shutdown()
+// runs threading's own exit hooks (concurrent.futures wakes its idle pool workers there) and joins
+// the non-daemon threads; then the atexit callbacks run. Joining the threads by hand, before
+// those hooks, waited forever on an open thread pool.
+void shutDownAsPythonDoes() {
     py::dict modules = py::module_::import("sys").attr("modules");
-    if (!modules.contains("threading")) return;
-    py::module_ threading = py::module_::import("threading");
-    py::object main = threading.attr("main_thread")();
-    for (py::handle thread : threading.attr("enumerate")()) {
-        if (thread.is(main) || thread.attr("daemon").cast<bool>()) continue;
-        thread.attr("join")();
-    }
+    if (modules.contains("threading")) py::module_::import("threading").attr("_shutdown")();
+    py::module_::import("atexit").attr("_run_exitfuncs")();
 }
 
 } // namespace
@@ -95,7 +94,7 @@ WorkloadResult runScript(const WorkerSpec& spec) {
         OwnedRef value = own(PyEval_EvalCode(code.ptr(), globals.ptr(), globals.ptr()));
         if (!value) handleScriptException(result);
         py::module_::import("sys").attr("stdout").attr("flush")();
-        joinNonDaemonThreads();
+        shutDownAsPythonDoes();
     });
     return result;
 }

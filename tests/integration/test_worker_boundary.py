@@ -13,6 +13,7 @@ import re
 import subprocess
 import sys
 import tempfile
+import time
 import unittest
 
 LEAKGATE = None
@@ -86,13 +87,13 @@ class ErroredChecks(unittest.TestCase):
         self.assertEqual(statuses["decorate-sentinels"], "error")
 
 
-def scan_json(source, directory):
+def scan_json(source, directory, *options):
     """Runs `leakgate scan` on SOURCE written to DIRECTORY; returns (exit code, the JSON report)."""
     script = os.path.join(directory, "script.py")
     with open(script, "w", encoding="utf-8") as f:
         f.write(source)
     out = os.path.join(directory, "scan.json")
-    run = subprocess.run([LEAKGATE, "scan", "--quiet", "--json", out, "--", script],
+    run = subprocess.run([LEAKGATE, "scan", "--quiet", "--json", out, *options, "--", script],
                          capture_output=True, text=True, timeout=300)
     with open(out, encoding="utf-8") as f:
         return run.returncode, json.load(f)
@@ -127,6 +128,30 @@ class ResultChannel(unittest.TestCase):
             code, report = scan_json(source, directory)
             self.assertEqual(code, 0, report["results"][0].get("error"))
             self.assertEqual(os.path.getsize(mine), 0)
+
+
+class WorkerEnd(unittest.TestCase):
+    def test_a_thread_pool_left_open_does_not_hang_the_scan(self):
+        source = ("import concurrent.futures\npool = concurrent.futures.ThreadPoolExecutor(2)\n"
+                  "print(pool.submit(lambda: 6 * 7).result())\n")
+        with tempfile.TemporaryDirectory() as directory:
+            started = time.monotonic()
+            code, report = scan_json(source, directory, "--timeout", "60")
+        self.assertEqual(code, 0, report["results"][0].get("error"))
+        self.assertLess(time.monotonic() - started, 30)
+
+    def test_a_result_is_kept_when_a_process_in_another_session_holds_the_pipes(self):
+        marker = "61.25"  # a sleep of its own, to find and end it afterwards
+        source = f"import subprocess\nsubprocess.Popen(['setsid', 'sleep', '{marker}'])\n"
+        try:
+            with tempfile.TemporaryDirectory() as directory:
+                started = time.monotonic()
+                code, report = scan_json(source, directory, "--timeout", "45")
+            self.assertEqual(code, 0, report["results"][0].get("error"))
+            self.assertLess(time.monotonic() - started, 30)
+            self.assertIn("worker_lingered", report["results"][0]["details"])
+        finally:
+            subprocess.run(["pkill", "-f", f"sleep {marker}"], check=False)
 
 
 class WorkerSpec(unittest.TestCase):

@@ -73,13 +73,15 @@ int run(int argc, char** argv) {
         "bundled model of nvidia-cutlass-dsl 4.6.1");
     gateCommand->add_option("--checks", checks,
                             "Comma-separated checks or workloads to run (default: all; see the README)");
+    // Capped so that MiB << 20 cannot wrap: a sentinel is a payload, not a memory test.
+    constexpr std::int64_t kMaxSentinelMiB = 1 << 20; // 1 TiB
     gateCommand->add_option("--sentinel-mib", sentinelMiB, "Host payload of each sentinel, in MiB")
-        ->check(CLI::NonNegativeNumber);
+        ->check(CLI::Range(std::int64_t{0}, kMaxSentinelMiB));
     gateCommand
         ->add_option("--device-sentinel-mib", deviceSentinelMiB,
                      "Device payload (cuMemAlloc) placed in each decorate/import case when CUDA can be "
                      "used, in MiB (default 256; 0: none)")
-        ->check(CLI::NonNegativeNumber);
+        ->check(CLI::Range(std::int64_t{0}, kMaxSentinelMiB));
     gateCommand
         ->add_option("--soak-steps", gate.soakSteps,
                      "Soak steps per target (default: run for --soak-seconds)")

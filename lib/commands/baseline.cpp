@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <filesystem>
 #include <fstream>
 #include <limits>
 #include <optional>
@@ -39,6 +40,19 @@ std::optional<std::int64_t> baselineAmount(const nlohmann::json& check) {
     return amount->get<std::int64_t>();
 }
 
+// Configuration files are read only when they are regular files of a sane size: a FIFO or a
+// device (`/dev/zero`) would be read without end, before any timeout applies.
+constexpr std::uintmax_t kMaxConfigurationBytes = 64u << 20;
+
+void checkReadable(const std::string& path, const char* what) {
+    namespace fs = std::filesystem;
+    std::error_code error;
+    if (!fs::is_regular_file(path, error))
+        throw UsageError(fmt::format("the {} {} is not a regular file", what, path));
+    if (fs::file_size(path, error) > kMaxConfigurationBytes)
+        throw UsageError(fmt::format("the {} {} is larger than {} MiB", what, path, kMaxConfigurationBytes >> 20));
+}
+
 } // namespace
 
 std::int64_t Budgets::forCheck(const std::string& check) const {
@@ -57,6 +71,7 @@ Budgets defaultBudgets() {
 }
 
 Budgets loadBudgets(const std::string& path) {
+    checkReadable(path, "budgets file");
     std::ifstream in(path);
     if (!in) throw UsageError(fmt::format("cannot read the budgets file {}", path));
     Budgets budgets = defaultBudgets();
@@ -84,6 +99,7 @@ Budgets loadBudgets(const std::string& path) {
 }
 
 nlohmann::json loadBaseline(const std::string& path) {
+    checkReadable(path, "baseline");
     std::ifstream in(path);
     if (!in) throw UsageError(fmt::format("cannot read the baseline {}", path));
     nlohmann::json baseline;

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <limits>
+#include <sys/stat.h>
 #include <unistd.h>
 
 namespace leakgate {
@@ -100,6 +101,16 @@ TEST(Baseline, AMalformedBaselineIsAUsageErrorBeforeAnythingRuns) {
     TempFile good(R"({"schema": "leakgate/1", "command": "gate",
                       "checks": [{"name": "decorate-sentinels", "amount": null}, {"name": "x", "amount": -3}]})");
     EXPECT_NO_THROW(loadBaseline(good.path()));
+}
+
+TEST(Baseline, ADeviceOrAFifoIsRefusedWithoutReadingIt) {
+    EXPECT_THROW(loadBaseline("/dev/zero"), UsageError);
+    EXPECT_THROW(loadBudgets("/dev/zero"), UsageError);
+    fs::path fifo = fs::temp_directory_path() / ("leakgate-baseline-fifo-" + std::to_string(::getpid()));
+    ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+    EXPECT_THROW(loadBaseline(fifo.string()), UsageError); // would block on open if it were read
+    EXPECT_THROW(loadBudgets(fifo.string()), UsageError);
+    fs::remove(fifo);
 }
 
 TEST(Budgets, OnlyWholeNumbersAreAmounts) {

@@ -60,9 +60,9 @@ PyObject* onCollection(PyObject*, PyObject* args) {
     if (!PyArg_ParseTuple(args, "sO", &phase, &info)) return nullptr;
     if (!g_watch.own && std::string_view(phase) == "start" && g_watch.collectedAt.empty()) {
         PyObject* generation = PyDict_Check(info) ? PyDict_GetItemString(info, "generation") : nullptr;
-        g_watch.collectedAt =
-            fmt::format("a collection of generation {} from {}",
-                        generation ? std::to_string(PyLong_AsLong(generation)) : "?", callerDescription());
+        g_watch.collectedAt = fmt::format("a collection of generation {} from {}",
+                                          generation ? std::to_string(PyLong_AsLong(generation)) : "?",
+                                          callerDescription());
         PyErr_Clear();
     }
     Py_RETURN_NONE;
@@ -82,9 +82,10 @@ std::string invalidity(bool debugFlags) {
     if (enabled || !g_watch.enabledAt.empty()) {
         std::string where =
             g_watch.enabledAt.empty() ? "" : fmt::format(" (gc.enable() at {})", g_watch.enabledAt);
-        return fmt::format("the workload re-enabled the cyclic GC{}; collections it allowed may have freed "
-                           "what leakgate measures, so the measurement is invalid",
-                           where);
+        return fmt::format(
+            "the workload re-enabled the cyclic GC{}; collections it allowed may have freed "
+            "what leakgate measures, so the measurement is invalid",
+            where);
     }
     const long long foreign = collectionsSoFar() - g_watch.collectionsAtStart - g_watch.ownCollections;
     if (foreign > 0) {
@@ -97,9 +98,10 @@ std::string invalidity(bool debugFlags) {
     }
     const long long frozen = gc.attr("get_freeze_count")().cast<long long>();
     if (frozen != g_watch.frozenAtStart) {
-        return fmt::format("gc.freeze() moved {} objects out of the collector's reach, so the measurement "
-                           "is invalid",
-                           frozen - g_watch.frozenAtStart);
+        return fmt::format(
+            "gc.freeze() moved {} objects out of the collector's reach, so the measurement "
+            "is invalid",
+            frozen - g_watch.frozenAtStart);
     }
     if (!gc.attr("get_threshold")().equal(py::handle(g_watch.threshold))) {
         return fmt::format("the code under test changed gc.set_threshold() to {}, so the measurement is "

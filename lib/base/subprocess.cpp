@@ -102,12 +102,17 @@ ProcessOutcome runProcess(const ProcessSpec& spec) {
         pid_t pid;
         bool reaped = false;
         int status = 0;
-        ~GroupGuard() {
+        // Kills the whole group (a timeout, or stragglers after exit) and reaps the worker.
+        void finish() {
             ::kill(-pid, SIGKILL);
             if (!reaped) {
                 while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
                 }
+                reaped = true;
             }
+        }
+        ~GroupGuard() {
+            finish();
             interrupt::removeProcessGroup(pid);
         }
     } group{pid};
@@ -177,12 +182,7 @@ ProcessOutcome runProcess(const ProcessSpec& spec) {
             ::kill(-pid, SIGKILL);
         }
     }
-    ::kill(-pid, SIGKILL); // the whole group: a timeout, or stragglers after exit
-    if (!reaped) {
-        while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-        }
-        reaped = true;
-    }
+    group.finish();
     if (outcome.timedOut) {
         log::debug("worker {} timed out after {} ms", pid, spec.timeout.count());
     }

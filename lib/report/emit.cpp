@@ -25,7 +25,8 @@ struct FileWriter {
 };
 
 bool onStdout(const std::vector<FileWriter>& files) {
-    return std::any_of(files.begin(), files.end(), [](const FileWriter& file) { return file.path == "-"; });
+    return std::any_of(files.begin(), files.end(),
+                       [](const FileWriter& file) { return file.path == "-"; });
 }
 
 // The text first (a person sees the results even when a file then fails), then each file.
@@ -33,7 +34,8 @@ int write(const Outputs& outputs, const std::function<std::string(const TextOpti
           const std::vector<FileWriter>& files, ExitCode code) {
     if (!outputs.quiet) {
         FILE* stream = onStdout(files) ? stderr : stdout;
-        bool color = !outputs.noColor && std::getenv("NO_COLOR") == nullptr && ::isatty(::fileno(stream));
+        bool color =
+            !outputs.noColor && std::getenv("NO_COLOR") == nullptr && ::isatty(::fileno(stream));
         std::fputs(text(TextOptions{color}).c_str(), stream);
         std::fflush(stream);
     }
@@ -65,7 +67,8 @@ std::vector<FileWriter> reportFiles(const Outputs& outputs, const Report* report
 
 void checkOutputs(const Outputs& outputs) {
     auto files = reportFiles(outputs, nullptr);
-    auto count = std::count_if(files.begin(), files.end(), [](const FileWriter& file) { return file.path == "-"; });
+    auto count = std::count_if(files.begin(), files.end(),
+                               [](const FileWriter& file) { return file.path == "-"; });
     if (count > 1) throw UsageError("only one of --json, --junit, --sarif, --html can be '-' (stdout)");
 }
 

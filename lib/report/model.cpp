@@ -31,16 +31,12 @@ Status statusFromString(const std::string& text) {
 
 ExitCode Report::exitCode() const {
     bool failed = false;
-    bool errored = false;
     for (const auto& result : results) {
-        errored |= !result.ok();
-        for (const auto& check : result.checks) {
+        for (const auto& check : result.checks)
             failed |= check.status == Status::kFail && result.role == "target";
-            errored |= check.status == Status::kError;
-        }
     }
     if (failed) return ExitCode::kFindings;
-    if (errored) return ExitCode::kErrored;
+    if (hasErrors()) return ExitCode::kErrored;
     return ExitCode::kClean;
 }
 

@@ -48,7 +48,8 @@ WorkloadResult runWorkerProcess(const WorkerRequest& request) {
     if (!outcome.timedOut && !forged && !outcome.resultText.empty()) {
         try {
             // Exactly one result: anything after its JSON makes the text unreadable.
-            result = nlohmann::json::parse(outcome.resultText.substr(prefix.size())).get<WorkloadResult>();
+            result =
+                nlohmann::json::parse(outcome.resultText.substr(prefix.size())).get<WorkloadResult>();
             if (outcome.signal) {
                 // The result was complete; the interpreter died on the way out.
                 result.details["worker_exit"] = describeSignal(*outcome.signal);
@@ -85,7 +86,6 @@ WorkloadResult runWorkerProcess(const WorkerRequest& request) {
     result.error = std::move(error);
     return result;
 }
-
 
 } // namespace
 

@@ -19,8 +19,8 @@ struct WorkloadEntry {
     std::string name;
     Command command;                 // the command whose workers run it
     std::vector<std::string> checks; // the names it decides, as reports spell them
-    bool baseline = false;    // gate: the reference runs too, and the target is judged against it
-    bool scalarTypes = false; // gate: on the launch path, so it needs the target's `scalar_types`
+    bool baseline = false;           // gate: the reference runs too, and the target is judged against it
+    bool scalarTypes = false;        // gate: on the launch path, so it needs the target's `scalar_types`
     WorkloadResult (*run)(const workloads::WorkerSpec& spec) = nullptr;
 };
 

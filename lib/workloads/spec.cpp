@@ -45,8 +45,7 @@ std::string serialize(const WorkerSpec& spec) {
 namespace {
 
 // Reads `key` into `field` when present; a value of the wrong type names the key.
-template <typename T>
-void read(const json& in, const char* key, T& field, bool required = false) {
+template <typename T> void read(const json& in, const char* key, T& field, bool required = false) {
     auto found = in.find(key);
     if (found == in.end()) {
         if (required) throw UsageError(fmt::format("worker spec: `{}` is missing", key));
@@ -69,10 +68,23 @@ WorkerSpec parseWorkerSpec(const std::string& text) {
         throw UsageError(fmt::format("worker spec: not JSON ({})", error.what()));
     }
     if (!in.is_object()) throw UsageError("worker spec: not a JSON object");
-    static const std::set<std::string> kKnown = {
-        "workload", "subject",    "environment", "argv",           "script",         "target",
-        "role",     "sentinel_bytes", "device_sentinel_bytes", "calls", "runs",      "warmup",
-        "distinct_values", "soak_steps", "soak_seconds", "soak_sample_every", "paths"};
+    static const std::set<std::string> kKnown = {"workload",
+                                                 "subject",
+                                                 "environment",
+                                                 "argv",
+                                                 "script",
+                                                 "target",
+                                                 "role",
+                                                 "sentinel_bytes",
+                                                 "device_sentinel_bytes",
+                                                 "calls",
+                                                 "runs",
+                                                 "warmup",
+                                                 "distinct_values",
+                                                 "soak_steps",
+                                                 "soak_seconds",
+                                                 "soak_sample_every",
+                                                 "paths"};
     for (const auto& [key, value] : in.items()) {
         if (!kKnown.contains(key)) throw UsageError(fmt::format("worker spec: unknown key `{}`", key));
     }

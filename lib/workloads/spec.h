@@ -17,15 +17,15 @@ namespace leakgate::workloads {
 
 // The defaults of the settings a spec carries, shared with the gate's options (lib/commands/gate.h).
 namespace defaults {
-inline constexpr std::int64_t kSentinelBytes = 8 << 20;          // host payload of each sentinel
+inline constexpr std::int64_t kSentinelBytes = 8 << 20;           // host payload of each sentinel
 inline constexpr std::int64_t kDeviceSentinelBytes = 256ll << 20; // device payload per case; 0: none
-inline constexpr std::int64_t kLaunchCalls = 2000;               // calls per measured launch run
+inline constexpr std::int64_t kLaunchCalls = 2000;                // calls per measured launch run
 inline constexpr int kLaunchRuns = 5;                             // measured runs per launch case
-inline constexpr std::int64_t kLaunchWarmup = 200;               // calls before the measured runs
-inline constexpr std::int64_t kDistinctValues = 1'000'000;       // the values workload's stream
-inline constexpr std::int64_t kSoakSteps = 0;                    // 0: run for kSoakSeconds
+inline constexpr std::int64_t kLaunchWarmup = 200;                // calls before the measured runs
+inline constexpr std::int64_t kDistinctValues = 1'000'000;        // the values workload's stream
+inline constexpr std::int64_t kSoakSteps = 0;                     // 0: run for kSoakSeconds
 inline constexpr double kSoakSeconds = 30;
-inline constexpr std::int64_t kSoakSampleEvery = 100;            // steps between RSS samples
+inline constexpr std::int64_t kSoakSampleEvery = 100; // steps between RSS samples
 } // namespace defaults
 
 // A target as the harness imports it: a module name or a file path (exactly one).

@@ -27,10 +27,12 @@ Report reportWith(const std::string& check, Status status, std::optional<std::in
 }
 
 nlohmann::json baselineWith(const std::string& check, nlohmann::json amount) {
-    return {{"schema", kSchema}, {"command", "gate"}, {"checks", {{{"name", check}, {"amount", amount}}}}};
+    return {
+        {"schema", kSchema}, {"command", "gate"}, {"checks", {{{"name", check}, {"amount", amount}}}}};
 }
 
-Status judged(const std::string& check, std::int64_t before, std::int64_t now, Status own = Status::kPass) {
+Status judged(const std::string& check, std::int64_t before, std::int64_t now,
+              Status own = Status::kPass) {
     Report report = reportWith(check, own, now);
     applyBaseline(report, baselineWith(check, before), defaultBudgets());
     return report.results[0].checks[0].status;
@@ -39,8 +41,8 @@ Status judged(const std::string& check, std::int64_t before, std::int64_t now, S
 class TempFile {
   public:
     explicit TempFile(const std::string& text)
-        : path_(fs::temp_directory_path() / ("leakgate-baseline-test-" + std::to_string(::getpid()) + "-" +
-                                             std::to_string(counter_++))) {
+        : path_(fs::temp_directory_path() / ("leakgate-baseline-test-" + std::to_string(::getpid()) +
+                                             "-" + std::to_string(counter_++))) {
         std::ofstream(path_) << text;
     }
     ~TempFile() { fs::remove(path_); }
@@ -53,10 +55,10 @@ class TempFile {
 
 TEST(Baseline, EveryCheckKindFailsBeyondItsBudgetAndPassesWithinIt) {
     Budgets budgets = defaultBudgets();
-    for (const char* check : {"decorate-sentinels", "decorate-frame-cycle", "import-retained-frame",
-                              "decorate-device-memory", "launch-allocations", "launch-net-blocks",
-                              "launch-cyclic-garbage", "soak-growth", "device-allocations",
-                              "device-cyclic-garbage"}) {
+    for (const char* check :
+         {"decorate-sentinels", "decorate-frame-cycle", "import-retained-frame",
+          "decorate-device-memory", "launch-allocations", "launch-net-blocks", "launch-cyclic-garbage",
+          "soak-growth", "device-allocations", "device-cyclic-garbage"}) {
         const std::int64_t budget = budgets.forCheck(check);
         EXPECT_EQ(judged(check, 1000, 1000 + budget + 1), Status::kFail) << check;
         EXPECT_EQ(judged(check, 1000, 1000 + budget), Status::kPass) << check;

@@ -5,6 +5,7 @@
 #include "lib/commands/gate.h"
 #include "lib/commands/lint.h"
 #include "lib/base/log.h"
+#include "lib/base/subprocess.h"
 #include "lib/report/emit.h"
 #include "lib/commands/scan.h"
 #include "lib/worker/main.h"
@@ -164,7 +165,18 @@ int run(int argc, char** argv) {
     if (output.quiet) log::setLevel(log::Level::kQuiet);
     ::setenv("LEAKGATE_LOG_LEVEL", std::to_string(static_cast<int>(log::level())).c_str(), 1);
 
-    report::checkOutputs(output);
+    // What the run reads: a report written over one of them would destroy it.
+    std::vector<std::string> inputs;
+    if (scanCommand->parsed()) inputs.push_back(command.front());
+    if (lintCommand->parsed()) {
+        inputs = lint.paths;
+        if (lint.compileCommands) inputs.push_back(*lint.compileCommands);
+    }
+    if (gateCommand->parsed()) {
+        for (const std::string* path : {&gate.target, &gate.baseline, &gate.budgets})
+            if (!path->empty()) inputs.push_back(*path);
+    }
+    report::checkOutputs(output, inputs);
     if (scanCommand->parsed()) {
         scan.script = command.front();
         scan.args.assign(command.begin() + 1, command.end());
@@ -213,6 +225,7 @@ int main(int argc, char** argv) {
         }
     }
     interrupt::installHandlers(); // a signal kills the workers' groups and exits 128 + signal
+    worker::adoptOrphans();       // what a worker leaves in another session is killed when it ends
     try {
         return run(argc, argv);
     } catch (const Error& error) {

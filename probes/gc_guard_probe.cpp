@@ -6,6 +6,7 @@
 // leakgate's own collection. A gc.callbacks hook and the wrapped gc.enable only name who did it.
 #include "probes/probe.h"
 
+#include "lib/python/text.h"
 #include "lib/python/compat.h"
 #include "lib/scanner/labels.h"
 
@@ -106,7 +107,7 @@ std::string invalidity(bool debugFlags) {
     if (!gc.attr("get_threshold")().equal(py::handle(g_watch.threshold))) {
         return fmt::format("the code under test changed gc.set_threshold() to {}, so the measurement is "
                            "invalid",
-                           py::str(gc.attr("get_threshold")()).cast<std::string>());
+                           python::textOf(gc.attr("get_threshold")()));
     }
     if (debugFlags && gc.attr("get_debug")().cast<int>() != 0) {
         return fmt::format("the code under test set gc.set_debug({}), so the measurement is invalid",

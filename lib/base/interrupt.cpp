@@ -59,6 +59,13 @@ void removeProcessGroup(pid_t group) {
     }
 }
 
+bool isProcessGroup(pid_t group) {
+    for (auto& slot : g_groups) {
+        if (slot.load() == group) return true;
+    }
+    return false;
+}
+
 void setPartialFile(const char* path) {
     g_hasPartialFile.store(false);
     if (!path) return;

@@ -14,6 +14,7 @@ void installHandlers();
 // The process groups alive now. Register right after fork, with the signals blocked (BlockedSignals).
 void addProcessGroup(pid_t group);
 void removeProcessGroup(pid_t group);
+bool isProcessGroup(pid_t group);
 
 // The temporary file a report is being written to (at most one at a time); null clears it.
 void setPartialFile(const char* path);

@@ -12,7 +12,12 @@
 #include <csignal>
 #include <cstring>
 #include <fcntl.h>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <sys/prctl.h>
 #include <poll.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -55,13 +60,14 @@ void keepTail(std::string& text, size_t limit) {
 }
 
 // `argv` is built before the fork: the child may not allocate.
-[[noreturn]] void execChild(char* const* argv, Pipe& out, Pipe& err, Pipe* result,
+[[noreturn]] void execChild(char* const* argv, Pipe& out, Pipe& err, Pipe* result, int input,
                             const interrupt::BlockedSignals& blocked) {
     // Only async-signal-safe calls from here on: we are a fork of a possibly threaded parent.
     ::setpgid(0, 0);
     ::dup2(out.writeEnd(), STDOUT_FILENO);
     ::dup2(err.writeEnd(), STDERR_FILENO);
     if (result) ::dup2(result->writeEnd(), kResultFd);
+    if (input >= 0) ::dup2(input, kInputFd);
     blocked.restoreInChild();
     ::execv(argv[0], argv);
     const char message[] = "leakgate: cannot execute the worker\n";
@@ -69,7 +75,74 @@ void keepTail(std::string& text, size_t limit) {
     ::_exit(127);
 }
 
+// A memory file holding `content`, sealed, at offset 0; close-on-exec (the child's dup2 of it is not).
+int memoryFile(const std::string& content) {
+    int fd = ::memfd_create("leakgate-input", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+    if (fd < 0) throw EnvironmentError(fmt::format("cannot create a memory file: {}", std::strerror(errno)));
+    std::string_view left = content;
+    while (!left.empty()) {
+        ssize_t written = ::write(fd, left.data(), left.size());
+        if (written < 0 && errno == EINTR) continue;
+        if (written <= 0) {
+            int saved = errno;
+            ::close(fd);
+            throw EnvironmentError(fmt::format("cannot fill a memory file: {}", std::strerror(saved)));
+        }
+        left.remove_prefix(static_cast<size_t>(written));
+    }
+    ::fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL);
+    ::lseek(fd, 0, SEEK_SET);
+    return fd;
+}
+
+// The pids whose parent is this process, read from /proc/PID/stat (the fourth field, after the
+// command name in parentheses, which may itself hold spaces and parentheses).
+std::vector<pid_t> ownChildren() {
+    std::vector<pid_t> children;
+    const pid_t self = ::getpid();
+    std::error_code error;
+    for (const auto& entry : std::filesystem::directory_iterator("/proc", error)) {
+        const std::string name = entry.path().filename().string();
+        if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) continue;
+        std::ifstream in(entry.path() / "stat");
+        std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+        auto close = stat.rfind(')');
+        if (close == std::string::npos) continue;
+        std::istringstream rest(stat.substr(close + 1));
+        char state = 0;
+        pid_t parent = 0;
+        if (rest >> state >> parent && parent == self) children.push_back(std::stoi(name));
+    }
+    return children;
+}
+
+// Kills and reaps the orphans adopted from finished workers: children of ours that lead no
+// group we started. Killing one can orphan its own children, so it goes round until none is left.
+int killOrphans() {
+    int subreaper = 0;
+    if (::prctl(PR_GET_CHILD_SUBREAPER, &subreaper) != 0 || !subreaper) return 0;
+    int killed = 0;
+    for (int round = 0; round < 50; ++round) {
+        std::vector<pid_t> orphans;
+        for (pid_t child : ownChildren())
+            if (!interrupt::isProcessGroup(child)) orphans.push_back(child);
+        if (orphans.empty()) break;
+        for (pid_t orphan : orphans) {
+            ::kill(-orphan, SIGKILL); // the group it leads, if any (setsid made one)
+            ::kill(orphan, SIGKILL);
+            while (::waitpid(orphan, nullptr, 0) < 0 && errno == EINTR) {
+            }
+            ++killed;
+        }
+    }
+    return killed;
+}
+
 } // namespace
+
+void adoptOrphans() {
+    ::prctl(PR_SET_CHILD_SUBREAPER, 1);
+}
 
 std::string describeSignal(int signal) {
     const char* name = ::strsignal(signal);
@@ -80,6 +153,13 @@ ProcessOutcome runProcess(const ProcessSpec& spec) {
     Pipe out, err;
     std::optional<Pipe> result;
     if (spec.resultPipe) result.emplace();
+    struct Input {
+        int fd = -1;
+        ~Input() {
+            if (fd >= 0) ::close(fd);
+        }
+    } input;
+    if (spec.input) input.fd = memoryFile(*spec.input);
 
     std::vector<char*> argv;
     for (const auto& arg : spec.argv)
@@ -92,7 +172,7 @@ ProcessOutcome runProcess(const ProcessSpec& spec) {
         interrupt::BlockedSignals blocked;
         pid = ::fork();
         if (pid < 0) throw EnvironmentError(fmt::format("cannot fork: {}", std::strerror(errno)));
-        if (pid == 0) execChild(argv.data(), out, err, result ? &*result : nullptr, blocked);
+        if (pid == 0) execChild(argv.data(), out, err, result ? &*result : nullptr, input.fd, blocked);
         // Also set the group from the parent side, so a kill right after fork cannot miss it.
         ::setpgid(pid, pid);
         interrupt::addProcessGroup(pid);
@@ -183,6 +263,9 @@ ProcessOutcome runProcess(const ProcessSpec& spec) {
         }
     }
     group.finish();
+    // What it left in other sessions was reparented to us when its parent died.
+    outcome.orphansKilled = killOrphans();
+    if (outcome.orphansKilled > 0) outcome.lingered = true;
     if (outcome.timedOut) {
         log::debug("worker {} timed out after {} ms", pid, spec.timeout.count());
     }

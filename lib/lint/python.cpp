@@ -3,6 +3,7 @@
 #include "lib/lint/python.h"
 
 #include "lib/workloads/harness_loader.h"
+#include "lib/python/text.h"
 
 #include <pybind11/pybind11.h>
 
@@ -46,7 +47,7 @@ WorkloadResult runPythonLint(const WorkerSpec& spec) {
     for (const auto& path : spec.paths)
         paths.append(path);
     // The rules answer in JSON: one encoding from Python to the report, no object-by-object casts.
-    std::string answer = loadLintRules().attr("lint_paths")(paths).cast<std::string>();
+    std::string answer = python::textOf(loadLintRules().attr("lint_paths")(paths));
     nlohmann::json lint = nlohmann::json::parse(answer);
 
     for (const auto& entry : lint.at("findings"))

@@ -8,21 +8,48 @@
 #include <cstdlib>
 #include <filesystem>
 #include <sstream>
+#include <stdexcept>
 #include <unistd.h>
 
 namespace leakgate::python {
 namespace {
 
-// Printed by the queried interpreter: everything a worker needs to embed the same environment.
-constexpr const char* kQueryCode = R"(import json, sys
-print(json.dumps({
-    "executable": sys.executable,
-    "version": "%d.%d.%d" % sys.version_info[:3],
-    "prefix": sys.prefix, "exec_prefix": sys.exec_prefix,
-    "base_prefix": sys.base_prefix, "base_exec_prefix": sys.base_exec_prefix,
-    "path": sys.path[1:],
-}))
+// Run by the queried interpreter: everything a worker needs to embed the same environment, sent
+// on the result pipe (not stdout, where a sitecustomize or a .pth file may print a banner), each
+// path as the hex of its bytes (a path need not be UTF-8).
+constexpr const char* kQueryCode = R"(import json, os, sys
+b = lambda text: os.fsencode(text).hex()
+os.write(3, json.dumps({
+    "executable": b(sys.executable),
+    "version": b("%d.%d.%d" % sys.version_info[:3]),
+    "prefix": b(sys.prefix), "exec_prefix": b(sys.exec_prefix),
+    "base_prefix": b(sys.base_prefix), "base_exec_prefix": b(sys.base_exec_prefix),
+    "path": [b(entry) for entry in sys.path[1:]],
+}).encode())
 )";
+
+std::string fromHex(const std::string& hex) {
+    if (hex.size() % 2 != 0) throw std::invalid_argument("odd hex");
+    std::string bytes;
+    for (size_t i = 0; i < hex.size(); i += 2)
+        bytes.push_back(static_cast<char>(std::stoi(hex.substr(i, 2), nullptr, 16)));
+    return bytes;
+}
+
+Environment parseAnswer(const std::string& text) {
+    nlohmann::json in = nlohmann::json::parse(text);
+    auto field = [&](const char* key) { return fromHex(in.at(key).get<std::string>()); };
+    Environment env;
+    env.executable = field("executable");
+    env.version = field("version");
+    env.prefix = field("prefix");
+    env.execPrefix = field("exec_prefix");
+    env.basePrefix = field("base_prefix");
+    env.baseExecPrefix = field("base_exec_prefix");
+    for (const auto& entry : in.at("path"))
+        env.path.push_back(fromHex(entry.get<std::string>()));
+    return env;
+}
 
 std::string resolveOnPath(const std::string& name) {
     if (name.find('/') != std::string::npos) return std::filesystem::absolute(name).string();
@@ -56,6 +83,7 @@ Environment queryEnvironment(const std::string& executable) {
     // Not the resolved path: a venv's python is a symlink, and resolving it would lose the venv.
     spec.argv = {resolveOnPath(executable), "-c", kQueryCode};
     spec.timeout = std::chrono::seconds(60);
+    spec.resultPipe = true;
     worker::ProcessOutcome outcome = worker::runProcess(spec);
     if (outcome.exitCode != 0) {
         throw UsageError(fmt::format("--python {}: the interpreter did not run (exit {}): {}",
@@ -63,8 +91,8 @@ Environment queryEnvironment(const std::string& executable) {
     }
     Environment env;
     try {
-        env = nlohmann::json::parse(outcome.stdoutText).get<Environment>();
-    } catch (const nlohmann::json::exception& error) {
+        env = parseAnswer(outcome.resultText);
+    } catch (const std::exception& error) {
         throw UsageError(fmt::format("--python {}: unexpected answer from the interpreter: {}",
                                      executable, error.what()));
     }

@@ -8,6 +8,8 @@
 #include "lib/report/writers/sarif.h"
 #include "lib/report/writers/text.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -29,16 +31,10 @@ bool onStdout(const std::vector<FileWriter>& files) {
                        [](const FileWriter& file) { return file.path == "-"; });
 }
 
-// The text first (a person sees the results even when a file then fails), then each file.
+// Each file, then the text, which says the code the process returns (a file that failed makes
+// it kErrored). A file that fails is said on stderr and costs neither the others nor the text.
 int write(const Outputs& outputs, const std::function<std::string(const TextOptions&)>& text,
           const std::vector<FileWriter>& files, ExitCode code) {
-    if (!outputs.quiet) {
-        FILE* stream = onStdout(files) ? stderr : stdout;
-        bool color =
-            !outputs.noColor && std::getenv("NO_COLOR") == nullptr && ::isatty(::fileno(stream));
-        std::fputs(text(TextOptions{color}).c_str(), stream);
-        std::fflush(stream);
-    }
     bool failed = false;
     for (const FileWriter& file : files) {
         try {
@@ -48,7 +44,15 @@ int write(const Outputs& outputs, const std::function<std::string(const TextOpti
             failed = true;
         }
     }
-    return static_cast<int>(failed ? ExitCode::kErrored : code);
+    const int exitCode = static_cast<int>(failed ? ExitCode::kErrored : code);
+    if (!outputs.quiet) {
+        FILE* stream = onStdout(files) ? stderr : stdout;
+        bool color =
+            !outputs.noColor && std::getenv("NO_COLOR") == nullptr && ::isatty(::fileno(stream));
+        std::fputs(text(TextOptions{color, exitCode}).c_str(), stream);
+        std::fflush(stream);
+    }
+    return exitCode;
 }
 
 std::vector<FileWriter> reportFiles(const Outputs& outputs, const Report* report) {
@@ -65,11 +69,25 @@ std::vector<FileWriter> reportFiles(const Outputs& outputs, const Report* report
 
 } // namespace
 
-void checkOutputs(const Outputs& outputs) {
+void checkOutputs(const Outputs& outputs, const std::vector<std::string>& inputs) {
     auto files = reportFiles(outputs, nullptr);
     auto count = std::count_if(files.begin(), files.end(),
                                [](const FileWriter& file) { return file.path == "-"; });
     if (count > 1) throw UsageError("only one of --json, --junit, --sarif, --html can be '-' (stdout)");
+    for (size_t i = 0; i < files.size(); ++i) {
+        if (files[i].path == "-") continue;
+        for (size_t j = i + 1; j < files.size(); ++j) {
+            if (files[j].path != "-" && sameFile(files[i].path, files[j].path))
+                throw UsageError(fmt::format("two reports would be written to one file: {} and {}",
+                                             files[i].path, files[j].path));
+        }
+        for (const std::string& input : inputs) {
+            if (sameFile(files[i].path, input))
+                throw UsageError(fmt::format(
+                    "the report file {} is an input of this run ({}): writing it would destroy it",
+                    files[i].path, input));
+        }
+    }
 }
 
 int emit(const Report& report, const Outputs& outputs) {

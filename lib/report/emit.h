@@ -6,6 +6,7 @@
 #include "lib/report/model.h"
 
 #include <string>
+#include <vector>
 
 namespace leakgate::report {
 
@@ -18,8 +19,10 @@ struct Outputs {
     bool noColor = false; // NO_COLOR in the environment turns colour off too
 };
 
-// Before anything runs: two machine formats on stdout would be one unreadable stream (UsageError).
-void checkOutputs(const Outputs& outputs);
+// Before anything runs, a UsageError for: two machine formats on stdout (one unreadable stream),
+// two outputs on one file (one would be lost), or an output that is one of the run's `inputs`
+// (the script, a target, a baseline: writing the report would destroy it).
+void checkOutputs(const Outputs& outputs, const std::vector<std::string>& inputs = {});
 
 // Writes the report; a file that cannot be written is said on stderr and costs neither the
 // results nor the other files. Returns the exit code: the report's, or kErrored when a file

@@ -2,11 +2,39 @@
 
 #include "lib/report/units.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
+#include <cstdint>
+#include <limits>
 
 namespace leakgate {
 
 using nlohmann::json;
+
+namespace {
+
+// An integer field from its JSON: a whole number that the field's type holds, or a json
+// exception (the text is unreadable). json::get<int> would take a float as well, and converting
+// one beyond the type's range is undefined behaviour; an integer too large would silently wrap.
+template <typename Integer> Integer wholeNumber(const json& value) {
+    if (value.is_number_unsigned()) {
+        const auto number = value.get<std::uint64_t>();
+        if (number <= static_cast<std::uint64_t>(std::numeric_limits<Integer>::max()))
+            return static_cast<Integer>(number);
+    } else if (value.is_number_integer()) {
+        const auto number = value.get<std::int64_t>();
+        if (number >= std::numeric_limits<Integer>::min() &&
+            number <= std::numeric_limits<Integer>::max())
+            return static_cast<Integer>(number);
+    }
+    throw json::type_error::create(302,
+                                   fmt::format("expected a whole number that fits its field, got {}",
+                                               value.is_number() ? value.dump() : value.type_name()),
+                                   &value);
+}
+
+} // namespace
 
 const char* toString(Status status) {
     switch (status) {
@@ -32,6 +60,7 @@ Status statusFromString(const std::string& text) {
 ExitCode Report::exitCode() const {
     bool failed = false;
     for (const auto& result : results) {
+        if (result.error && result.error->usage) return ExitCode::kUsage;
         for (const auto& check : result.checks)
             failed |= check.status == Status::kFail && result.role == "target";
     }
@@ -67,7 +96,7 @@ ExitCode BisectReport::exitCode() const {
         if (row.report) {
             ExitCode code = row.report->exitCode();
             failed |= code == ExitCode::kFindings;
-            errored |= code == ExitCode::kErrored;
+            errored |= code == ExitCode::kErrored || code == ExitCode::kUsage;
         }
     }
     if (failed) return ExitCode::kFindings;
@@ -82,7 +111,7 @@ void to_json(json& out, const FrameInfo& frame) {
 void from_json(const json& in, FrameInfo& frame) {
     in.at("function").get_to(frame.function);
     in.at("file").get_to(frame.file);
-    in.at("line").get_to(frame.line);
+    frame.line = wholeNumber<int>(in.at("line"));
 }
 
 void to_json(json& out, const PathStep& step) {
@@ -116,7 +145,7 @@ void to_json(json& out, const AllocationSite& site) {
 
 void from_json(const json& in, AllocationSite& site) {
     in.at("file").get_to(site.file);
-    in.at("line").get_to(site.line);
+    site.line = wholeNumber<int>(in.at("line"));
     in.at("blocks_per_call").get_to(site.blocksPerCall);
 }
 
@@ -125,7 +154,7 @@ void to_json(json& out, const CycleShapeCount& shape) {
 }
 
 void from_json(const json& in, CycleShapeCount& shape) {
-    in.at("count").get_to(shape.count);
+    shape.count = wholeNumber<std::int64_t>(in.at("count"));
     in.at("types").get_to(shape.types);
     in.at("cycle").get_to(shape.cycle);
 }
@@ -149,16 +178,16 @@ void from_json(const json& in, Finding& finding) {
     in.at("kind").get_to(finding.kind);
     in.at("summary").get_to(finding.summary);
     in.at("frames").get_to(finding.frames);
-    if (in.contains("harness_frames")) in.at("harness_frames").get_to(finding.harnessFrames);
+    if (in.contains("harness_frames")) finding.harnessFrames = wholeNumber<int>(in.at("harness_frames"));
     in.at("locals").get_to(finding.locals);
     in.at("path").get_to(finding.path);
     in.at("root").get_to(finding.root);
-    in.at("objects").get_to(finding.objects);
-    in.at("bytes").get_to(finding.bytes);
+    finding.objects = wholeNumber<std::int64_t>(in.at("objects"));
+    finding.bytes = wholeNumber<std::int64_t>(in.at("bytes"));
     in.at("fix").get_to(finding.fix);
     // The typed keys replace the steps and frames written for schema leakgate/1.
     if (in.contains("column")) {
-        finding.column = in.at("column").get<int>();
+        finding.column = wholeNumber<int>(in.at("column"));
         std::erase_if(finding.path, [](const PathStep& step) { return step.kind == "column"; });
     }
     if (in.contains("allocation_sites")) {
@@ -184,7 +213,7 @@ void from_json(const json& in, CheckResult& check) {
     check.status = statusFromString(in.at("status").get<std::string>());
     in.at("reason").get_to(check.reason);
     if (in.contains("amount") && !in.at("amount").is_null())
-        check.amount = in.at("amount").get<std::int64_t>();
+        check.amount = wholeNumber<std::int64_t>(in.at("amount"));
 }
 
 void to_json(json& out, const SentinelVerdict& sentinel) {
@@ -197,7 +226,7 @@ void to_json(json& out, const SentinelVerdict& sentinel) {
 void from_json(const json& in, SentinelVerdict& sentinel) {
     in.at("label").get_to(sentinel.label);
     in.at("kind").get_to(sentinel.kind);
-    in.at("bytes").get_to(sentinel.bytes);
+    sentinel.bytes = wholeNumber<std::int64_t>(in.at("bytes"));
     in.at("verdict").get_to(sentinel.verdict);
 }
 
@@ -205,12 +234,15 @@ void to_json(json& out, const WorkloadError& error) {
     out = json{{"message", error.message},
                {"signal", error.signal ? json(*error.signal) : json(nullptr)},
                {"stderr_tail", error.stderrTail}};
+    if (error.usage) out["usage"] = true;
 }
 
 void from_json(const json& in, WorkloadError& error) {
     in.at("message").get_to(error.message);
-    if (in.contains("signal") && !in.at("signal").is_null()) error.signal = in.at("signal").get<int>();
+    if (in.contains("signal") && !in.at("signal").is_null())
+        error.signal = wholeNumber<int>(in.at("signal"));
     if (in.contains("stderr_tail")) in.at("stderr_tail").get_to(error.stderrTail);
+    error.usage = in.value("usage", false);
 }
 
 void to_json(json& out, const WorkloadResult& result) {

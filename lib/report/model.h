@@ -92,6 +92,9 @@ struct WorkloadError {
     std::string message;
     std::optional<int> signal;
     std::string stderrTail;
+    // The input was wrong (a target that is no target, a spec the worker refused): the run is a
+    // usage error (exit 2), as it would have been had the parent seen it before starting anything.
+    bool usage = false;
 };
 
 struct WorkloadResult {

@@ -134,11 +134,12 @@ int frameDepth(PyObject* frame) {
 }
 
 // The culprit first, then every frame it pins through f_back; leakgate's own frames are only
-// counted.
+// counted, except the culprit itself: a frame of leakgate's that the code under test keeps is
+// named, so that the finding never reads as "no frame".
 void setPinnedChain(Finding& finding, PyObject* culprit) {
     OwnedRef frame = own(Py_NewRef(culprit));
     while (frame) {
-        if (isHarnessFrame(frame.get())) {
+        if (isHarnessFrame(frame.get()) && frame.get() != culprit) {
             ++finding.harnessFrames;
         } else {
             finding.frames.push_back(frameInfo(frame.get()));
@@ -232,11 +233,14 @@ struct Culprit {
 // The frame whose own locals or cells lead back to itself; failing that, the innermost frame.
 std::optional<Culprit> findCulprit(const ObjectGraph& graph, const Components& components,
                                    ComponentId component) {
-    std::vector<NodeId> frames;
+    std::vector<NodeId> frames, harness;
     for (NodeId node : components.members(component)) {
         PyObject* object = graph.object(node);
-        if (PyFrame_Check(object) && !isHarnessFrame(object)) frames.push_back(node);
+        if (PyFrame_Check(object)) (isHarnessFrame(object) ? harness : frames).push_back(node);
     }
+    // A cycle whose only frames are leakgate's own is still the code under test's doing (it kept
+    // a frame of the workload, say the one that applied its decorator): that frame is the culprit.
+    if (frames.empty()) frames = std::move(harness);
     if (frames.empty()) return std::nullopt;
     if (frames.size() > 1) {
         std::vector<std::pair<int, NodeId>> byDepth;
@@ -267,6 +271,14 @@ std::optional<Culprit> findCulprit(const ObjectGraph& graph, const Components& c
 
 std::string describeCycle(const Finding& finding, bool throughOwnLocals) {
     const FrameInfo& culprit = finding.frames.front();
+    if (isHarnessFile(culprit.file)) {
+        std::string through;
+        for (const PathStep& step : finding.path)
+            through += (through.empty() ? "" : " -> ") + step.label;
+        return fmt::format("the code under test keeps a frame of leakgate's workload (`{}`) in a "
+                           "reference cycle{}{}",
+                           culprit.function, through.empty() ? "" : " through ", through);
+    }
     std::string where =
         fmt::format("`{}` ({}:{})", culprit.function, baseName(culprit.file), culprit.line);
     if (!throughOwnLocals || finding.path.empty()) {

@@ -4,9 +4,12 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include <filesystem>
 #include <string_view>
 #include <unordered_map>
+#include <vector>
 
 namespace leakgate::scanner {
 namespace {
@@ -247,6 +250,23 @@ FrameInfo frameInfo(PyObject* frame) {
     return info;
 }
 
+namespace {
+std::vector<std::string>& harnessFiles() {
+    static std::vector<std::string> files; // a worker writes one or two
+    return files;
+}
+} // namespace
+
+bool isHarnessFile(std::string_view file) {
+    if (file.starts_with("<leakgate")) return true;
+    const auto& files = harnessFiles();
+    return std::find(files.begin(), files.end(), file) != files.end();
+}
+
+void addHarnessFile(const std::string& file) {
+    harnessFiles().push_back(file);
+}
+
 bool isHarnessFrame(PyObject* frame) {
     // Called for every frame of every cycle: the file name only, no line number, no copy.
     OwnedRef code = python::frameCode(reinterpret_cast<PyFrameObject*>(frame));
@@ -254,7 +274,7 @@ bool isHarnessFrame(PyObject* frame) {
     PyObject* file = python::codeFilename(rawCode); // Borrowed reference
     const char* text = file && PyUnicode_Check(file) ? PyUnicode_AsUTF8(file) : nullptr;
     if (!text) PyErr_Clear();
-    return text && std::string_view(text).starts_with("<leakgate");
+    return text && isHarnessFile(text);
 }
 
 std::string freeVariableName(PyObject* function, Py_ssize_t index) {
@@ -267,7 +287,8 @@ std::string freeVariableName(PyObject* function, Py_ssize_t index) {
 std::string describeObject(PyObject* object) {
     if (PyFrame_Check(object)) {
         FrameInfo info = frameInfo(object);
-        if (info.file.starts_with("<leakgate")) return "a frame of leakgate's workload";
+        if (isHarnessFile(info.file))
+            return fmt::format("a frame of leakgate's workload (`{}`)", info.function);
         return fmt::format("frame of `{}` ({}:{})", info.function,
                            std::filesystem::path(info.file).filename().string(), info.line);
     }

@@ -9,6 +9,7 @@
 #include <Python.h>
 
 #include <string>
+#include <string_view>
 
 namespace leakgate::scanner {
 
@@ -27,9 +28,12 @@ std::string describeObject(PyObject* object);
 // The frame's qualified name, file and current line. `frame` must be a frame object.
 FrameInfo frameInfo(PyObject* frame);
 
-// Frames of leakgate's own Python helpers (file names starting "<leakgate") never appear in a
-// finding.
+// Frames of leakgate's own Python code: file names starting "<leakgate", and the files a workload
+// wrote for the code under test to read (addHarnessFile). A finding counts them; it names one only
+// when the code under test keeps it (lib/scanner/explain.h).
 bool isHarnessFrame(PyObject* frame);
+bool isHarnessFile(std::string_view file);
+void addHarnessFile(const std::string& file);
 
 // The free variable names of a function's code (for "closure cell `x`").
 std::string freeVariableName(PyObject* function, Py_ssize_t index);

@@ -34,7 +34,9 @@ std::string resultToken() {
 WorkloadResult runWorkerProcess(const WorkerRequest& request) {
     ProcessSpec spec;
     const std::string token = resultToken();
-    spec.argv = {selfExecutable(), kWorkerMode, workloads::serialize(request.spec), token};
+    // The spec travels on a descriptor, not in argv: no 128 KiB limit, any byte of a path kept.
+    spec.argv = {selfExecutable(), kWorkerMode, std::to_string(kInputFd), token};
+    spec.input = workloads::serialize(request.spec);
     spec.timeout = request.timeout;
     spec.resultPipe = true;
     spec.forwardOutput = request.forwardOutput;
@@ -43,13 +45,10 @@ WorkloadResult runWorkerProcess(const WorkerRequest& request) {
     double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
 
     WorkloadResult result;
-    const std::string prefix = token + "\n";
-    const bool forged = !outcome.resultText.empty() && !outcome.resultText.starts_with(prefix);
+    const bool forged = !outcome.resultText.empty() && !outcome.resultText.starts_with(token + "\n");
     if (!outcome.timedOut && !forged && !outcome.resultText.empty()) {
-        try {
-            // Exactly one result: anything after its JSON makes the text unreadable.
-            result =
-                nlohmann::json::parse(outcome.resultText.substr(prefix.size())).get<WorkloadResult>();
+        if (std::optional<WorkloadResult> sent = parseWorkerResult(outcome.resultText, token)) {
+            result = std::move(*sent);
             if (outcome.signal) {
                 // The result was complete; the interpreter died on the way out.
                 result.details["worker_exit"] = describeSignal(*outcome.signal);
@@ -59,10 +58,9 @@ WorkloadResult runWorkerProcess(const WorkerRequest& request) {
                 result.details["worker_lingered"] =
                     "after its result, the worker (an exit hook) or a process it started kept running "
                     "or kept its output open; its process group was killed";
+                if (outcome.orphansKilled > 0) result.details["worker_orphans_killed"] = outcome.orphansKilled;
             }
             return result;
-        } catch (const nlohmann::json::exception& error) {
-            log::debug("unreadable worker result: {}", error.what());
         }
     }
     result.workload = request.spec.workload;
@@ -88,6 +86,18 @@ WorkloadResult runWorkerProcess(const WorkerRequest& request) {
 }
 
 } // namespace
+
+std::optional<WorkloadResult> parseWorkerResult(const std::string& text, const std::string& token) {
+    const std::string prefix = token + "\n";
+    if (!text.starts_with(prefix)) return std::nullopt;
+    try {
+        // Exactly one result: anything after its JSON makes the text unreadable.
+        return nlohmann::json::parse(text.substr(prefix.size())).get<WorkloadResult>();
+    } catch (const nlohmann::json::exception& error) {
+        log::debug("unreadable worker result: {}", error.what());
+        return std::nullopt;
+    }
+}
 
 WorkloadResult runInWorker(const WorkerRequest& request) {
     const WorkloadEntry& entry = findWorkload(request.spec.workload);

@@ -9,6 +9,8 @@
 #include "lib/workloads/spec.h"
 
 #include <chrono>
+#include <optional>
+#include <string>
 
 namespace leakgate::worker {
 
@@ -19,5 +21,10 @@ struct WorkerRequest {
 };
 
 WorkloadResult runInWorker(const WorkerRequest& request);
+
+// What the parent reads from a worker's result channel: `token`, a newline, then exactly one
+// WorkloadResult's JSON. Nothing (std::nullopt) when the text does not start with the token line
+// or the rest is not one readable result.
+std::optional<WorkloadResult> parseWorkerResult(const std::string& text, const std::string& token);
 
 } // namespace leakgate::worker

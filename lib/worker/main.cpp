@@ -10,7 +10,10 @@
 
 #include <fmt/format.h>
 
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
+#include <stdexcept>
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -39,11 +42,36 @@ void sendResult(int channel, const std::string& token, const WorkloadResult& res
     ::close(channel);
 }
 
+// The spec, read whole from its descriptor, which is then closed: the code under test never sees it.
+std::string readSpec(const std::string& specFd) {
+    int fd = -1;
+    try {
+        size_t used = 0;
+        fd = std::stoi(specFd, &used);
+        if (used != specFd.size() || fd < 0) throw std::invalid_argument(specFd);
+    } catch (const std::exception&) {
+        throw UsageError(fmt::format("worker spec: `{}` is not a descriptor number", specFd));
+    }
+    constexpr size_t kMaxSpecBytes = 256u << 20;
+    std::string text;
+    char buffer[65536];
+    for (;;) {
+        ssize_t got = ::read(fd, buffer, sizeof(buffer));
+        if (got < 0 && errno == EINTR) continue;
+        if (got < 0) throw UsageError(fmt::format("worker spec: cannot read descriptor {}: {}", fd, std::strerror(errno)));
+        if (got == 0) break;
+        text.append(buffer, static_cast<size_t>(got));
+        if (text.size() > kMaxSpecBytes) throw UsageError("worker spec: over 256 MiB");
+    }
+    ::close(fd);
+    return text;
+}
+
 } // namespace
 
-int workerMain(const std::string& specJson, const std::string& token) {
+int workerMain(const std::string& specFd, const std::string& token) {
     const int channel = hideResultChannel();
-    const workloads::WorkerSpec spec = workloads::parseWorkerSpec(specJson);
+    const workloads::WorkerSpec spec = workloads::parseWorkerSpec(readSpec(specFd));
     const WorkloadEntry& entry = findWorkload(spec.workload);
     WorkloadResult result;
     result.workload = spec.workload;
@@ -61,6 +89,7 @@ int workerMain(const std::string& specJson, const std::string& token) {
                 fmt::format("Python error in leakgate's harness: {}", error.what()), std::nullopt, ""};
         } catch (const Error& error) {
             result.error = WorkloadError{error.what(), std::nullopt, ""};
+            result.error->usage = error.exitCode() == ExitCode::kUsage;
         }
         std::fflush(stdout);
         sendResult(channel, token, result);

@@ -1,4 +1,5 @@
-// The worker mode of the leakgate binary: `leakgate __worker SPEC_JSON TOKEN`. Embeds the
+// The worker mode of the leakgate binary: `leakgate __worker FD TOKEN`, its spec (CBOR, as
+// lib/workloads/spec.h writes it, or JSON text) readable on descriptor FD. Embeds the
 // interpreter the spec names, runs one workload and sends its WorkloadResult as JSON on the result
 // pipe, once, after TOKEN and a newline. The pipe arrives on fd 3 (kResultFd) and is moved off it,
 // close-on-exec, before any code of the target's runs: a write to fd 3, a child's `echo >&3` or a
@@ -11,6 +12,6 @@ namespace leakgate::worker {
 
 inline constexpr const char* kWorkerMode = "__worker";
 
-int workerMain(const std::string& specJson, const std::string& token);
+int workerMain(const std::string& specFd, const std::string& token);
 
 } // namespace leakgate::worker

@@ -4,9 +4,10 @@
 // harness.py; this half loads it, runs it between the probes and reports.
 #include "lib/workloads/workload.h"
 
-#include "lib/workloads/harness_loader.h"
-
 #include "lib/base/errors.h"
+#include "lib/python/text.h"
+#include "lib/scanner/labels.h"
+#include "lib/workloads/harness_loader.h"
 
 #include <pybind11/pybind11.h>
 
@@ -22,12 +23,12 @@ void reportTargetErrors(WorkloadResult& result, const py::list& errors, const ch
     if (errors.empty()) return;
     std::string tracebacks;
     for (py::handle error : errors)
-        tracebacks += error[py::int_(2)].cast<std::string>();
+        tracebacks += python::textOf(error[py::int_(2)]);
     py::handle first = errors[0];
     result.error = WorkloadError{fmt::format("the target raised {} in {} case{}; first, {}: {}", during,
                                              errors.size(), errors.size() == 1 ? "" : "s",
-                                             first[py::int_(0)].cast<std::string>(),
-                                             first[py::int_(1)].cast<std::string>()),
+                                             python::textOf(first[py::int_(0)]),
+                                             python::textOf(first[py::int_(1)])),
                                  std::nullopt, tracebacks};
 }
 
@@ -46,7 +47,7 @@ probes::ProbeList gateProbes() {
 nlohmann::json strings(py::handle list) {
     nlohmann::json out = nlohmann::json::array();
     for (py::handle item : list)
-        out.push_back(item.cast<std::string>());
+        out.push_back(python::textOf(item));
     return out;
 }
 
@@ -55,8 +56,8 @@ void configureDevice(WorkloadResult& result, py::module_& harness, const WorkerS
     const std::int64_t bytes = spec.deviceSentinelBytes;
     py::dict reasons = harness.attr("configure_device")(bytes);
     result.details["device_sentinel"] = {{"bytes", bytes},
-                                         {"not_placed", reasons["device"].cast<std::string>()},
-                                         {"torch_not_placed", reasons["torch"].cast<std::string>()}};
+                                         {"not_placed", python::textOf(reasons["device"])},
+                                         {"torch_not_placed", python::textOf(reasons["torch"])}};
 }
 
 } // namespace
@@ -70,6 +71,7 @@ WorkloadResult runDecorate(const WorkerSpec& spec) {
     py::list forms;
     try {
         py::tuple prepared = harness.attr("prepare_decorate")(targetSpec(spec), directory);
+        scanner::addHarnessFile(python::textOf(harness.attr("kernels_file")(directory)));
         dsl = prepared[0];
         forms = prepared[1];
         py::list missing = prepared[2];

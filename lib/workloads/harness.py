@@ -1,7 +1,9 @@
 """leakgate's decoration and import workloads, run inside a worker under gc.disable().
 
 leakgate compiles this file under the name "<leakgate:harness>": frames of the functions below
-are leakgate's own and never appear in a finding, although the sentinels they hold do.
+are leakgate's own (a finding counts them, and names one only when the target keeps it), although
+the sentinels they hold appear. The kernels it decorates are written to a real file
+(KERNELS_SOURCE), whose frames are leakgate's own too.
 
 The target protocol: a module with `kernel` and `jit` decorators, each usable bare
 (`@kernel`) and with options (`@kernel(**kernel_options)`), and optional `kernel_options`,
@@ -60,36 +62,67 @@ def load_target(spec):
     return module
 
 
-def _kernel(dsl):
+# The functions the decorate workload decorates live in a real file, written next to the lazy
+# module: a DSL that reads a kernel's source (inspect.getsource, as triton.jit, warp.kernel and
+# some releases of nvidia-cutlass-dsl do) finds it. Each decorating frame holds a sentinel of its
+# own, so a decorator that keeps the frame applying it, or that frame's f_locals, keeps that.
+KERNELS_MODULE = "leakgate_kernels"
+KERNELS_SOURCE = '''\
+"""Written by leakgate's decorate workload: the functions it decorates, one per form."""
+import _leakgate
+
+
+def define_kernel(dsl, label, nbytes):
+    decorating_frame_sentinel = _leakgate.sentinel(label, nbytes)
+
     @dsl.kernel
     def leakgate_kernel():
         pass
 
 
-def _kernel_with_options(dsl):
+def define_kernel_with_options(dsl, label, nbytes):
+    decorating_frame_sentinel = _leakgate.sentinel(label, nbytes)
+
     @dsl.kernel(**getattr(dsl, "kernel_options", {}))
     def leakgate_kernel():
         pass
 
 
-def _jit(dsl):
+def define_jit(dsl, label, nbytes):
+    decorating_frame_sentinel = _leakgate.sentinel(label, nbytes)
+
     @dsl.jit
     def leakgate_jit():
         pass
 
 
-def _jit_with_options(dsl):
+def define_jit_with_options(dsl, label, nbytes):
+    decorating_frame_sentinel = _leakgate.sentinel(label, nbytes)
+
     @dsl.jit(**getattr(dsl, "jit_options", {}))
     def leakgate_jit():
         pass
-
+'''
 
 FORMS = {
-    "kernel": ("kernel", _kernel),
-    "kernel(options)": ("kernel", _kernel_with_options),
-    "jit": ("jit", _jit),
-    "jit(options)": ("jit", _jit_with_options),
+    "kernel": ("kernel", "define_kernel"),
+    "kernel(options)": ("kernel", "define_kernel_with_options"),
+    "jit": ("jit", "define_jit"),
+    "jit(options)": ("jit", "define_jit_with_options"),
 }
+
+
+def kernels_file(directory):
+    """Where prepare_decorate writes the kernels module (leakgate marks its frames as its own)."""
+    return os.path.join(directory, KERNELS_MODULE + ".py")
+
+
+def _load_kernels(directory):
+    module_spec = importlib.util.spec_from_file_location(KERNELS_MODULE, kernels_file(directory))
+    module = importlib.util.module_from_spec(module_spec)
+    sys.modules[KERNELS_MODULE] = module
+    module_spec.loader.exec_module(module)
+    return module
 
 
 # Device sentinels (configure_device): bytes per case, and torch when it is the second sentinel.
@@ -154,9 +187,12 @@ def _attempt(errors, label, call):
 
 
 def prepare_decorate(spec, directory):
-    """Imports the target and writes the lazy kernel module; returns the target, the forms to run,
-    the decorators it lacks and the names of its scalar types (the launch protocol)."""
+    """Imports the target and writes the kernels module and the lazy kernel module; returns the
+    target, the forms to run, the decorators it lacks and the names of its scalar types (the
+    launch protocol)."""
     dsl = load_target(spec)
+    with open(kernels_file(directory), "w") as out:
+        out.write(KERNELS_SOURCE)
     with open(os.path.join(directory, LAZY_MODULE + ".py"), "w") as out:
         out.write(LAZY_MODULE_SOURCE)
     importlib.invalidate_caches()
@@ -168,10 +204,13 @@ def prepare_decorate(spec, directory):
 def run_decorate(dsl, forms, depths, nbytes, directory):
     """Defines kernels and jit functions in frames holding sentinels; returns the errors."""
     errors = []
+    kernels = _load_kernels(directory)
     for name in forms:
-        define = FORMS[name][1]
+        define = getattr(kernels, FORMS[name][1])
         for depth in depths:
-            _attempt(errors, f"{name}@depth{depth}", lambda: _hold(depth, name, nbytes, lambda: define(dsl)))
+            label = f"{name} depth={depth} decorating"
+            _attempt(errors, f"{name}@depth{depth}",
+                     lambda: _hold(depth, name, nbytes, lambda: define(dsl, label, nbytes)))
     if len(forms) == len(FORMS):
         _attempt(errors, "lazy-import", lambda: _hold(1, "lazy-import", nbytes, lambda: _lazy_import(directory)))
     return errors

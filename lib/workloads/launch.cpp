@@ -7,6 +7,7 @@
 #include "lib/workloads/encodings.h"
 #include "lib/base/errors.h"
 #include "lib/python/compat.h"
+#include "lib/python/text.h"
 #include "lib/python/gc_debug_guard.h"
 #include "lib/report/units.h"
 #include "lib/scanner/explain.h"
@@ -157,7 +158,7 @@ WorkloadResult runLaunch(const WorkerSpec& spec) {
             // Where the allocations come from: tracemalloc on the worst case.
             py::list sites = harness.attr("top_allocation_sites")(top.call, 1000);
             for (py::handle site : sites) {
-                finding.allocationSites.push_back({site[py::int_(0)].cast<std::string>(),
+                finding.allocationSites.push_back({python::textOf(site[py::int_(0)]),
                                                    site[py::int_(1)].cast<int>(),
                                                    site[py::int_(2)].cast<double>()});
             }

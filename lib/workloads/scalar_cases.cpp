@@ -1,3 +1,4 @@
+#include "lib/python/text.h"
 #include "lib/workloads/scalar_cases.h"
 
 #include "probes/probe.h"
@@ -22,7 +23,7 @@ std::string valueRepr(py::handle value) {
     if (PyFloat_Check(value.ptr()) && std::isnan(PyFloat_AS_DOUBLE(value.ptr()))) {
         return fmt::format("nan:{:#018x}", std::bit_cast<std::uint64_t>(PyFloat_AS_DOUBLE(value.ptr())));
     }
-    return py::repr(value).cast<std::string>();
+    return python::textOf(py::repr(value));
 }
 
 void skipAll(WorkloadResult& result, const std::vector<std::string>& checks, const std::string& reason) {

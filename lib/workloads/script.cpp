@@ -4,6 +4,7 @@
 
 #include "lib/base/errors.h"
 #include "lib/python/compat.h"
+#include "lib/python/text.h"
 
 #include <pybind11/pybind11.h>
 
@@ -40,18 +41,25 @@ void handleScriptException(WorkloadResult& result) {
         if (code.is_none()) {
             result.details["script_exit"] = 0;
         } else if (py::isinstance<py::int_>(code)) {
-            result.details["script_exit"] = code.cast<long long>();
+            // An int beyond 64 bits exits as CPython would make it: its low byte, after a message.
+            int overflow = 0;
+            long long value = PyLong_AsLongLongAndOverflow(code.ptr(), &overflow);
+            if (overflow != 0) {
+                result.details["script_exit"] = python::textOf(code);
+            } else {
+                result.details["script_exit"] = value;
+            }
         } else {
-            result.details["script_exit"] = py::str(code).cast<std::string>(); // sys.exit("message")
+            result.details["script_exit"] = python::textOf(code); // sys.exit("message")
         }
         return;
     }
     py::object formatted = py::module_::import("traceback")
                                .attr("format_exception")(py::handle(type), py::handle(value),
                                                          traceback ? py::handle(traceback) : py::none());
-    std::string text = py::str("").attr("join")(formatted).cast<std::string>();
+    std::string text = python::textOf(py::str("").attr("join")(formatted));
     std::fputs(text.c_str(), stderr); // as python itself would show it
-    std::string message = py::str(value).cast<std::string>();
+    std::string message = python::textOf(value);
     result.error = WorkloadError{
         fmt::format("the script raised {}: {}", reinterpret_cast<PyTypeObject*>(type)->tp_name, message),
         std::nullopt, text};
@@ -78,13 +86,21 @@ WorkloadResult runScript(const WorkerSpec& spec) {
     const std::string source = readSource(script);
 
     py::module_ sys = py::module_::import("sys");
-    py::list(sys.attr("path")).insert(0, std::filesystem::path(script).parent_path().string());
+    py::list(sys.attr("path")).insert(0, python::fsText(std::filesystem::path(script).parent_path().string()));
     py::module_ main = py::module_::import("__main__");
     py::dict globals = main.attr("__dict__");
-    globals["__file__"] = script;
+    globals["__file__"] = python::fsText(script);
     globals["__cached__"] = py::none();
-    py::object code =
-        py::module_::import("builtins").attr("compile")(py::bytes(source), script, "exec", 0, true);
+    // A script that does not compile is the script's error, reported as python reports it.
+    py::object code;
+    try {
+        code = py::module_::import("builtins")
+                   .attr("compile")(py::bytes(source), python::fsText(script), "exec", 0, true);
+    } catch (py::error_already_set& error) {
+        error.restore();
+        handleScriptException(result);
+        return result;
+    }
 
     probes::ProbeList probes;
     probes.push_back(probes::makeGcGuardProbe());

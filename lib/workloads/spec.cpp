@@ -38,8 +38,10 @@ std::string serialize(const WorkerSpec& spec) {
         if (!spec.target->path.empty()) target["path"] = spec.target->path;
         out["target"] = std::move(target);
     }
-    // Paths are bytes on Linux: a name that is not UTF-8 must not stop the run.
-    return out.dump(-1, ' ', false, json::error_handler_t::replace);
+    // CBOR, not JSON text: paths are bytes on Linux, and CBOR carries a name that is not UTF-8
+    // as it is (JSON text could only replace its bytes).
+    std::vector<std::uint8_t> bytes = json::to_cbor(out);
+    return std::string(bytes.begin(), bytes.end());
 }
 
 namespace {
@@ -62,10 +64,13 @@ template <typename T> void read(const json& in, const char* key, T& field, bool 
 
 WorkerSpec parseWorkerSpec(const std::string& text) {
     json in;
+    const bool jsonText = text.find_first_not_of(" \t\r\n") != std::string::npos &&
+                          text[text.find_first_not_of(" \t\r\n")] == '{';
     try {
-        in = json::parse(text);
+        // What serialize() writes is CBOR; JSON text is read too, for a spec written by hand.
+        in = jsonText ? json::parse(text) : json::from_cbor(text);
     } catch (const json::exception& error) {
-        throw UsageError(fmt::format("worker spec: not JSON ({})", error.what()));
+        throw UsageError(fmt::format("worker spec: not JSON or CBOR ({})", error.what()));
     }
     if (!in.is_object()) throw UsageError("worker spec: not a JSON object");
     static const std::set<std::string> kKnown = {"workload",

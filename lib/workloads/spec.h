@@ -61,8 +61,10 @@ struct WorkerSpec {
     const TargetRef& requireTarget() const;
 };
 
+// The spec as CBOR bytes (any byte of a path kept as it is).
 std::string serialize(const WorkerSpec& spec);
-// Throws UsageError naming the key and the problem.
+// Reads what serialize() wrote, or the same object as JSON text. Throws UsageError naming the key
+// and the problem.
 WorkerSpec parseWorkerSpec(const std::string& text);
 
 } // namespace leakgate::workloads

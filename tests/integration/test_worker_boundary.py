@@ -156,8 +156,18 @@ class WorkerEnd(unittest.TestCase):
 
 class WorkerSpec(unittest.TestCase):
     def worker(self, spec):
-        return subprocess.run([LEAKGATE, "__worker", spec, "token"], capture_output=True, text=True,
-                              timeout=60)
+        """Runs `leakgate __worker FD token` with SPEC readable on descriptor FD."""
+        with tempfile.TemporaryFile() as f:
+            f.write(spec.encode())
+            f.seek(0)
+            return subprocess.run([LEAKGATE, "__worker", str(f.fileno()), "token"], capture_output=True,
+                                  text=True, timeout=60, pass_fds=(f.fileno(),))
+
+    def test_a_spec_argument_that_is_not_a_descriptor_is_refused(self):
+        run = subprocess.run([LEAKGATE, "__worker", "{}", "token"], capture_output=True, text=True,
+                             timeout=60)
+        self.assertNotEqual(run.returncode, 0)
+        self.assertIn("not a descriptor number", run.stderr)
 
     def test_an_unknown_key_is_named(self):
         run = self.worker(json.dumps({"workload": "scan", "argv": [], "environment": {}, "bogus": 1}))
@@ -172,7 +182,7 @@ class WorkerSpec(unittest.TestCase):
     def test_text_that_is_not_json_is_refused(self):
         run = self.worker("{not json")
         self.assertNotEqual(run.returncode, 0)
-        self.assertIn("worker spec: not JSON", run.stderr)
+        self.assertIn("worker spec: not JSON or CBOR", run.stderr)
 
 
 if __name__ == "__main__":

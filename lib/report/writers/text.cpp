@@ -159,7 +159,7 @@ std::string formatText(const Report& report, const TextOptions& options) {
     }
     size_t findings = report.findings().size();
     out += fmt::format("{} finding{}; exit {}\n", findings, findings == 1 ? "" : "s",
-                       static_cast<int>(report.exitCode()));
+                       options.exitCode.value_or(static_cast<int>(report.exitCode())));
     return out;
 }
 
@@ -215,7 +215,7 @@ std::string formatBisectText(const BisectReport& report, const TextOptions& opti
             }
         }
     }
-    out += fmt::format("\nexit {}\n", static_cast<int>(report.exitCode()));
+    out += fmt::format("\nexit {}\n", options.exitCode.value_or(static_cast<int>(report.exitCode())));
     return out;
 }
 

@@ -3,12 +3,16 @@
 
 #include "lib/report/model.h"
 
+#include <optional>
 #include <string>
 
 namespace leakgate {
 
 struct TextOptions {
     bool color = false;
+    // The code the process exits with, when it is not the report's own (a report file that could
+    // not be written makes it kErrored); the text says the code the process returns.
+    std::optional<int> exitCode;
 };
 
 std::string formatText(const Report& report, const TextOptions& options);

@@ -6,7 +6,8 @@ set -euo pipefail
 packages=(cmake g++ make pkg-config
           pybind11-dev libfmt-dev libcli11-dev nlohmann-json3-dev
           libgtest-dev libgmock-dev libbenchmark-dev
-          libclang-14-dev)
+          libclang-14-dev
+          clang-16 libclang-rt-16-dev llvm-16)
 missing=()
 for package in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")

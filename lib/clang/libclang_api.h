@@ -53,9 +53,11 @@ namespace leakgate::clang {
     X(clang_getDiagnosticSpelling)                                                                      \
     X(clang_getExpansionLocation)                                                                       \
     X(clang_getFileContents)                                                                            \
+    X(clang_getFileLocation)                                                                            \
     X(clang_getFileName)                                                                                \
     X(clang_getNumDiagnostics)                                                                          \
     X(clang_getRangeEnd)                                                                                \
+    X(clang_getRangeStart)                                                                              \
     X(clang_getTokenSpelling)                                                                           \
     X(clang_getTranslationUnitCursor)                                                                   \
     X(clang_isCursorDefinition)                                                                         \

@@ -74,6 +74,13 @@ Budgets loadBudgets(const std::string& path) {
     checkReadable(path, "budgets file");
     std::ifstream in(path);
     if (!in) throw UsageError(fmt::format("cannot read the budgets file {}", path));
+    std::ostringstream text;
+    text << in.rdbuf();
+    return parseBudgets(text.str(), path);
+}
+
+Budgets parseBudgets(const std::string& text, const std::string& name) {
+    std::istringstream in(text);
     Budgets budgets = defaultBudgets();
     std::string line;
     for (int number = 1; std::getline(in, line); ++number) {
@@ -82,16 +89,16 @@ Budgets loadBudgets(const std::string& path) {
         auto equals = line.find('=');
         std::string check = trim(line.substr(0, equals));
         if (equals == std::string::npos || check.empty()) {
-            throw UsageError(fmt::format("{}:{}: expected `check = amount`", path, number));
+            throw UsageError(fmt::format("{}:{}: expected `check = amount`", name, number));
         }
         if (std::find(gateChecks().begin(), gateChecks().end(), check) == gateChecks().end()) {
-            throw UsageError(fmt::format("{}:{}: unknown check `{}`", path, number, check));
+            throw UsageError(fmt::format("{}:{}: unknown check `{}`", name, number, check));
         }
         std::optional<std::int64_t> amount = parseAmount(trim(line.substr(equals + 1)));
         if (!amount || *amount < 0) {
             throw UsageError(fmt::format("{}:{}: the amount must be a whole number, 0 or more, in the "
                                          "check's own unit",
-                                         path, number));
+                                         name, number));
         }
         budgets.allowedGrowth[check] = *amount;
     }
@@ -102,29 +109,41 @@ nlohmann::json loadBaseline(const std::string& path) {
     checkReadable(path, "baseline");
     std::ifstream in(path);
     if (!in) throw UsageError(fmt::format("cannot read the baseline {}", path));
+    std::ostringstream text;
+    text << in.rdbuf();
+    return parseBaseline(text.str(), path);
+}
+
+nlohmann::json parseBaseline(const std::string& text, const std::string& name) {
     nlohmann::json baseline;
     try {
-        baseline = nlohmann::json::parse(in);
+        baseline = nlohmann::json::parse(text);
     } catch (const nlohmann::json::exception& error) {
-        throw UsageError(fmt::format("the baseline {} is not JSON: {}", path, error.what()));
+        throw UsageError(fmt::format("the baseline {} is not JSON: {}", name, error.what()));
     }
-    if (baseline.value("schema", "") != kSchema || baseline.value("command", "") != "gate" ||
+    // Looked at only as strings of an object: json::value() throws its own type_error for `[]`,
+    // `0` or a `"schema": 1`, which is not the UsageError (exit 2) this promises.
+    auto stringIs = [&](const char* key, const char* expected) {
+        auto found = baseline.find(key);
+        return found != baseline.end() && found->is_string() && *found == expected;
+    };
+    if (!baseline.is_object() || !stringIs("schema", kSchema) || !stringIs("command", "gate") ||
         !baseline.contains("checks")) {
         throw UsageError(
-            fmt::format("the baseline {} is not the JSON of a `leakgate gate` run ({})", path, kSchema));
+            fmt::format("the baseline {} is not the JSON of a `leakgate gate` run ({})", name, kSchema));
     }
     // Every entry checked here, before any worker runs: a bad one is the file's fault.
     const nlohmann::json& checks = baseline["checks"];
     if (!checks.is_array())
-        throw UsageError(fmt::format("the baseline {}: `checks` is not a list", path));
+        throw UsageError(fmt::format("the baseline {}: `checks` is not a list", name));
     for (size_t i = 0; i < checks.size(); ++i) {
         const nlohmann::json& check = checks[i];
         if (!check.is_object() || !check.contains("name") || !check["name"].is_string())
-            throw UsageError(fmt::format("the baseline {}: checks[{}] is not a check with a name", path, i));
+            throw UsageError(fmt::format("the baseline {}: checks[{}] is not a check with a name", name, i));
         if (check.contains("amount") && !check["amount"].is_null() && !baselineAmount(check))
             throw UsageError(fmt::format("the baseline {}: checks[{}] (`{}`) has an amount that is not a "
                                          "whole number between -2^63 and 2^63-1",
-                                         path, i, check["name"].get<std::string>()));
+                                         name, i, check["name"].get<std::string>()));
     }
     return baseline;
 }

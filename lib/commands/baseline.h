@@ -26,9 +26,13 @@ Budgets defaultBudgets();
 // A budgets file: `check = amount` lines, `#` comments, check names as the gate reports them.
 // Overrides the defaults. Throws UsageError for a line it cannot read or an unknown check.
 Budgets loadBudgets(const std::string& path);
+// The same, from a budgets file's text; `name` is what the errors call it (its path).
+Budgets parseBudgets(const std::string& text, const std::string& name);
 
 // The JSON of an earlier `leakgate gate --json`. Throws UsageError when it is not one.
 nlohmann::json loadBaseline(const std::string& path);
+// The same, from the file's text; `name` is what the errors call it (its path).
+nlohmann::json parseBaseline(const std::string& text, const std::string& name);
 
 void applyBaseline(Report& report, const nlohmann::json& baseline, const Budgets& budgets);
 

@@ -144,7 +144,8 @@ Inputs splitInputs(const std::vector<std::string>& paths) {
 }
 
 // The C/C++ files: findings and unparsed files join the Python ones under the one `lint` check;
-// without libclang they are a skipped check of their own.
+// without libclang they are a skipped check of their own. A file whose parse crashed or timed out
+// is one of the unparsed (its child process died, not this one), so the Python findings stay.
 void lintCxx(const LintOptions& options, const Inputs& inputs, WorkloadResult& result) {
     if (inputs.cxx.empty()) return;
     if (!cxxLintAvailable()) {
@@ -159,6 +160,7 @@ void lintCxx(const LintOptions& options, const Inputs& inputs, WorkloadResult& r
     cxx.compileCommands = options.compileCommands ? options.compileCommands : inputs.compileCommands;
     cxx.flags = options.cxxFlags;
     cxx.includeDirs = options.includeDirs;
+    cxx.timeout = options.timeout; // per translation unit, each parsed in a child of its own
     CxxLintResult lint = lintCxxFiles(cxx);
     for (auto& finding : lint.findings)
         result.findings.push_back(std::move(finding));

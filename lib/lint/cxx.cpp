@@ -10,17 +10,27 @@
 //   releases nor hands on. The walk follows the structured statements (if, loops, switch, goto to
 //   a later label, return) over a set of "owned and not yet released" locals, with null checks
 //   (`if (!f) return ...`) taken into account.
+//
+// Each translation unit is parsed and walked in a child process of its own (lintInChild, over
+// lib/lint/forked_child.h): libclang crashing or hanging on one file makes that file an `unparsed`
+// entry that says so, and the run goes on with the others. The walk keeps its own stack for what
+// nests as deep as the code does (expressions, `else if` chains), and stops in a function whose
+// statements nest deeper than the stack allows (StackGuard) rather than overflow it.
 #include "lib/lint/cxx.h"
 
-#include "lib/clang/libclang.h"
 #include "lib/base/errors.h"
+#include "lib/base/log.h"
+#include "lib/clang/libclang.h"
+#include "lib/lint/forked_child.h"
 
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <cctype>
+#include <cstdint>
 #include <filesystem>
 #include <map>
+#include <pthread.h>
 #include <set>
 #include <string_view>
 #include <utility>
@@ -85,11 +95,17 @@ CXCursor strip(CXCursor cursor) {
     }
 }
 
-// Every cursor under `root` (root included) that `match` accepts, in source order.
+// Every cursor under `root` (root included) that `match` accepts, in source order. With a stack
+// of its own: expressions nest as deep as the code does (a 30,000-term sum is 30,000 levels).
 template <typename Match> void collect(CXCursor root, Match match, std::vector<CXCursor>& out) {
-    if (match(root)) out.push_back(root);
-    for (CXCursor child : children(root))
-        collect(child, match, out);
+    std::vector<CXCursor> pending = {root};
+    while (!pending.empty()) {
+        CXCursor cursor = pending.back();
+        pending.pop_back();
+        if (match(cursor)) out.push_back(cursor);
+        std::vector<CXCursor> inner = children(cursor);
+        pending.insert(pending.end(), inner.rbegin(), inner.rend());
+    }
 }
 
 bool containsFrameAttributeLiteral(CXCursor root) {
@@ -238,10 +254,45 @@ const char* kLeakFix =
     "or hand it to an owner (return it, py::reinterpret_steal, a stealing call such as "
     "PyTuple_SET_ITEM).";
 
+// Whether the walk is near the end of this thread's stack: the child that runs it has a large one
+// (lib/lint/forked_child.h), but a statement nested a million levels deep would still exhaust it.
+// What is kept back is for the libclang calls made from the deepest level.
+class StackGuard {
+  public:
+    StackGuard() {
+        pthread_attr_t attributes;
+        if (::pthread_getattr_np(::pthread_self(), &attributes) != 0) return;
+        void* low = nullptr;
+        size_t size = 0;
+        if (::pthread_attr_getstack(&attributes, &low, &size) == 0 && low) {
+            // The stack grows down, from low + size to low.
+            floor_ = reinterpret_cast<std::uintptr_t>(low) + std::min(kReserveBytes, size / 4);
+        }
+        ::pthread_attr_destroy(&attributes);
+    }
+
+    bool nearlyExhausted() const {
+        return reinterpret_cast<std::uintptr_t>(__builtin_frame_address(0)) < floor_;
+    }
+
+  private:
+    static constexpr size_t kReserveBytes = size_t{2} << 20;
+    std::uintptr_t floor_ = 0; // 0: unknown, never exhausted
+};
+
+// Thrown by the walk of a function whose statements nest deeper than the stack allows.
+struct TooDeep {
+    unsigned line; // where the statement it stopped at is
+};
+
 class FunctionAnalysis {
   public:
-    FunctionAnalysis(CXTranslationUnit unit, CXCursor function, std::vector<Finding>& findings)
-        : unit_(unit), function_(function), name_(qualifiedName(function)), findings_(findings) {}
+    FunctionAnalysis(CXTranslationUnit unit, CXCursor function, const StackGuard& stack,
+                     std::vector<Finding>& findings)
+        : unit_(unit), function_(function), name_(qualifiedName(function)), stack_(stack),
+          findings_(findings) {}
+
+    const std::string& name() const { return name_; }
 
     void run() {
         std::vector<CXCursor> parts = children(function_);
@@ -266,6 +317,7 @@ class FunctionAnalysis {
     CXTranslationUnit unit_;
     CXCursor function_;
     std::string name_;
+    const StackGuard& stack_;
     std::vector<Finding>& findings_;
     std::map<std::string, FrameValue> frameLocals_; // locals ever bound to a frame (flow-insensitive)
     std::set<std::pair<std::string, unsigned>> reportedLeaks_;
@@ -290,17 +342,53 @@ class FunctionAnalysis {
         return clang::tokenSpellings(unit_, clang::api().clang_getCursorExtent(cursor));
     }
 
-    // The binary operator's token: the first token after its left operand. Empty for an
-    // operator that a macro body wrote (its tokens are not in the file).
+    // The binary operator's token: what the file holds between its two operands, read there
+    // alone (tokenizing the whole expression at every level of it made a 30,000-term sum
+    // quadratic). Empty for an operator that a macro body wrote: its operands do not sit on
+    // either side of it in the file.
     std::string binaryOperator(CXCursor cursor) const {
         std::vector<CXCursor> operands = children(cursor);
         if (operands.size() != 2) return {};
-        std::vector<std::string> all = tokens(cursor);
-        std::vector<std::string> left = tokens(operands[0]);
-        if (left.empty() || left.size() >= all.size() ||
-            !std::equal(left.begin(), left.end(), all.begin()))
+        // File locations: a macro argument where it is written, anything else a macro wrote
+        // where the macro is used.
+        auto place = [](CXSourceLocation location) {
+            CXFile file = nullptr;
+            unsigned offset = 0;
+            clang::api().clang_getFileLocation(location, &file, nullptr, nullptr, &offset);
+            return std::make_pair(file, offset);
+        };
+        auto [file, from] =
+            place(clang::api().clang_getRangeEnd(clang::api().clang_getCursorExtent(operands[0])));
+        auto [rightFile, to] =
+            place(clang::api().clang_getRangeStart(clang::api().clang_getCursorExtent(operands[1])));
+        if (!file || file != rightFile || to <= from) return {};
+        size_t size = 0;
+        const char* text = clang::api().clang_getFileContents(unit_, file, &size);
+        if (!text || to > size) return {};
+        std::string written = withoutSpaceOrComments(std::string_view(text + from, to - from));
+        if (!isOneOf(written, {"=", "==", "!=", "<",  ">",  "<=", ">=", "+", "-",  "*",   "/",  "%",
+                               "&", "|",  "^",  "&&", "||", "<<", ">>", ",", ".*", "->*", "<=>"}))
             return {};
-        return all[left.size()];
+        return written;
+    }
+
+    // The text with its white space, line continuations and comments taken out.
+    static std::string withoutSpaceOrComments(std::string_view text) {
+        std::string out;
+        for (size_t at = 0; at < text.size();) {
+            if (text.substr(at, 2) == "/*") {
+                size_t end = text.find("*/", at + 2);
+                at = end == std::string_view::npos ? text.size() : end + 2;
+            } else if (text.substr(at, 2) == "//") {
+                size_t end = text.find('\n', at);
+                at = end == std::string_view::npos ? text.size() : end + 1;
+            } else if (std::isspace(static_cast<unsigned char>(text[at])) || text[at] == '\\') {
+                ++at;
+            } else {
+                out += text[at++];
+            }
+        }
+        return out;
     }
 
     // The frame an expression gives: a call that returns one, or a local known to hold one.
@@ -390,6 +478,9 @@ class FunctionAnalysis {
     }
 
     void statement(CXCursor cursor, FlowState& state) {
+        // Statements in statements (blocks, loops, cases, an `if` without braces inside another)
+        // recurse here. Rather than run out of stack, the walk stops short of its end.
+        if (stack_.nearlyExhausted()) throw TooDeep{clang::location(cursor).line};
         CXCursorKind kind = kindOf(cursor);
         if (kind == CXCursor_LabelStmt) {
             auto pending = gotoStates_.find(spelling(cursor));
@@ -420,13 +511,21 @@ class FunctionAnalysis {
             switchStatement(cursor, state);
             return;
         case CXCursor_CaseStmt:
-        case CXCursor_DefaultStmt: {
-            // Reached from the switch's entry, or by falling through from the case above.
-            if (!switchEntries_.empty()) state.mergeFrom(switchEntries_.back());
-            std::vector<CXCursor> parts = children(cursor);
-            if (!parts.empty()) statement(parts.back(), state);
-            return;
-        }
+        case CXCursor_DefaultStmt:
+            // Reached from the switch's entry, or by falling through from the case above. Labels
+            // stacked on one statement (`case 'a': case 'b': ...`, thousands in generated code)
+            // nest one in the other, and are walked in a loop.
+            for (CXCursor label = cursor;;) {
+                if (!switchEntries_.empty()) state.mergeFrom(switchEntries_.back());
+                std::vector<CXCursor> parts = children(label);
+                if (parts.empty()) return;
+                CXCursorKind inner = kindOf(parts.back());
+                if (inner != CXCursor_CaseStmt && inner != CXCursor_DefaultStmt) {
+                    statement(parts.back(), state);
+                    return;
+                }
+                label = parts.back();
+            }
         case CXCursor_BreakStmt:
             if (!breakTargets_.empty()) breakTargets_.back()->mergeFrom(state);
             state = FlowState::unreachable();
@@ -617,24 +716,38 @@ class FunctionAnalysis {
         return std::nullopt;
     }
 
+    // An `if` and the `else if`s chained to it, in one loop: a chain of 10,000 branches is as
+    // deep in the AST (each `else if` is the else-branch of the one before), and is walked
+    // without being as deep on the stack. What leaves the statement is every branch's state,
+    // merged in source order.
     void ifStatement(CXCursor cursor, FlowState& state) {
-        std::vector<CXCursor> parts = children(cursor);
-        // init? condition then else?: libclang leaves out the parts a statement does not have.
-        size_t at = 0;
-        if (parts.size() == 4 || (parts.size() == 3 && kindOf(parts[0]) == CXCursor_DeclStmt)) {
-            statement(parts[at++], state);
+        FlowState leaving = FlowState::unreachable();
+        for (;;) {
+            std::vector<CXCursor> parts = children(cursor);
+            // init? condition then else?: libclang leaves out the parts a statement does not have.
+            size_t at = 0;
+            if (parts.size() == 4 || (parts.size() == 3 && kindOf(parts[0]) == CXCursor_DeclStmt)) {
+                statement(parts[at++], state);
+            }
+            if (at + 2 > parts.size()) break;
+            CXCursor condition = parts[at];
+            expression(condition, state);
+            FlowState thenState = state;
+            assume(condition, true, thenState);
+            assume(condition, false, state);
+            statement(parts[at + 1], thenState);
+            leaving.mergeFrom(thenState);
+            if (at + 2 == parts.size()) break; // no else: the condition's false side leaves
+            CXCursor elseBranch = parts[at + 2];
+            if (kindOf(elseBranch) == CXCursor_IfStmt && state.reachable) {
+                cursor = elseBranch;
+                continue;
+            }
+            statement(elseBranch, state);
+            break;
         }
-        if (at + 2 > parts.size()) return;
-        CXCursor condition = parts[at];
-        expression(condition, state);
-        FlowState thenState = state;
-        FlowState elseState = state;
-        assume(condition, true, thenState);
-        assume(condition, false, elseState);
-        statement(parts[at + 1], thenState);
-        if (at + 2 < parts.size()) statement(parts[at + 2], elseState);
-        thenState.mergeFrom(elseState);
-        state = thenState;
+        leaving.mergeFrom(state);
+        state = std::move(leaving);
     }
 
     // On a branch where `condition` is `outcome`: a local the condition proves NULL holds nothing.
@@ -717,23 +830,59 @@ class FunctionAnalysis {
 
     // --- expressions ---
 
-    void expression(CXCursor cursor, FlowState& state) {
-        CXCursorKind kind = kindOf(cursor);
-        if (kind == CXCursor_LambdaExpr) return; // its body is another function
-        if (kind == CXCursor_VarDecl) {
-            variable(cursor, state);
-            return;
+    // An expression, its operands before it (in source order; an assignment's right side before
+    // its left), with a stack of its own: a 30,000-term sum is 30,000 levels deep.
+    void expression(CXCursor root, FlowState& state) {
+        enum class Step { kEnter, kAfterVariable, kAfterAssignment, kAfterCall };
+        struct Visit {
+            CXCursor cursor;
+            Step step;
+            CXCursor initializer; // kAfterVariable: the expression the variable is bound to
+        };
+        std::vector<Visit> pending = {{root, Step::kEnter, root}};
+        while (!pending.empty()) {
+            Visit visit = pending.back();
+            pending.pop_back();
+            CXCursor cursor = visit.cursor;
+            switch (visit.step) {
+            case Step::kAfterVariable:
+                bindVariable(cursor, visit.initializer, state);
+                continue;
+            case Step::kAfterAssignment: {
+                std::vector<CXCursor> sides = children(cursor);
+                assignment(sides[0], sides[1], state);
+                continue;
+            }
+            case Step::kAfterCall:
+                callExpression(cursor, state);
+                continue;
+            case Step::kEnter:
+                break;
+            }
+            CXCursorKind kind = kindOf(cursor);
+            if (kind == CXCursor_LambdaExpr) continue; // its body is another function
+            if (kind == CXCursor_VarDecl) {
+                if (auto init = initializer(cursor)) {
+                    pending.push_back({cursor, Step::kAfterVariable, *init});
+                    pending.push_back({*init, Step::kEnter, *init});
+                }
+                continue;
+            }
+            std::vector<CXCursor> parts = children(cursor);
+            if (kind == CXCursor_BinaryOperator && binaryOperator(cursor) == "=") {
+                pending.push_back({cursor, Step::kAfterAssignment, cursor});
+                pending.push_back({parts[0], Step::kEnter, parts[0]});
+                pending.push_back({parts[1], Step::kEnter, parts[1]});
+                continue;
+            }
+            if (kind == CXCursor_CallExpr) pending.push_back({cursor, Step::kAfterCall, cursor});
+            for (auto child = parts.rbegin(); child != parts.rend(); ++child)
+                pending.push_back({*child, Step::kEnter, *child});
         }
-        if (kind == CXCursor_BinaryOperator && binaryOperator(cursor) == "=") {
-            std::vector<CXCursor> sides = children(cursor);
-            expression(sides[1], state);
-            expression(sides[0], state);
-            assignment(sides[0], sides[1], state);
-            return;
-        }
-        for (CXCursor child : children(cursor))
-            expression(child, state);
-        if (kind != CXCursor_CallExpr) return;
+    }
+
+    // A call, once its arguments were walked: an assignment operator, a release, a stealing call.
+    void callExpression(CXCursor cursor, FlowState& state) {
         std::string name = spelling(cursor);
         int arguments = clang::api().clang_Cursor_getNumArguments(cursor);
         if (name == "operator=" && arguments == 2) {
@@ -755,14 +904,19 @@ class FunctionAnalysis {
         }
     }
 
-    void variable(CXCursor cursor, FlowState& state) {
-        std::vector<CXCursor> parts = children(cursor);
+    // A variable's initializer: its last child that is an expression.
+    static std::optional<CXCursor> initializer(CXCursor variable) {
+        std::vector<CXCursor> parts = children(variable);
         auto init = std::find_if(parts.rbegin(), parts.rend(), [](CXCursor child) {
             return clang::api().clang_isExpression(kindOf(child));
         });
-        if (init == parts.rend()) return;
-        expression(*init, state);
-        auto value = frameValue(*init);
+        if (init == parts.rend()) return std::nullopt;
+        return *init;
+    }
+
+    // A variable, once its initializer `init` was walked.
+    void bindVariable(CXCursor cursor, CXCursor init, FlowState& state) {
+        auto value = frameValue(init);
         if (!value) return;
         std::string name = spelling(cursor);
         if (hasStaticStorage(cursor)) {
@@ -797,12 +951,17 @@ class FunctionAnalysis {
         CXCursor value = strip(lhs);
         CXCursorKind kind = kindOf(value);
         if (kind == CXCursor_ArraySubscriptExpr) {
-            std::vector<CXCursor> parts = children(value);
-            if (parts.empty()) return Target::kOther;
+            // `a[i][j]`: stored where its innermost base is.
+            CXCursor base = value;
+            while (kindOf(base) == CXCursor_ArraySubscriptExpr) {
+                std::vector<CXCursor> parts = children(base);
+                if (parts.empty()) return Target::kOther;
+                base = strip(parts.front());
+            }
             std::string ignored;
-            Target base = classify(parts.front(), ignored);
+            Target target = classify(base, ignored);
             name = fmt::format("{}", fmt::join(tokens(value), ""));
-            return base == Target::kStatic || base == Target::kMember ? base : Target::kOther;
+            return target == Target::kStatic || target == Target::kMember ? target : Target::kOther;
         }
         if (kind == CXCursor_UnaryOperator) {
             std::vector<std::string> words = tokens(value);
@@ -853,8 +1012,20 @@ class FunctionAnalysis {
     }
 };
 
+// What the rules found in one translation unit, and the functions whose walk stopped short.
+struct UnitAnalysis {
+    std::vector<Finding> findings;
+    struct CutShort {
+        std::string function;
+        unsigned line = 0; // the statement it stopped at
+    };
+    std::vector<CutShort> cutShort;
+};
+
 // Every function defined in the main file, and the static variables declared at namespace scope.
-void analyseDeclarations(CXTranslationUnit unit, CXCursor parent, std::vector<Finding>& findings) {
+void analyseDeclarations(CXTranslationUnit unit, CXCursor parent, const StackGuard& stack,
+                         UnitAnalysis& out) {
+    std::vector<Finding>& findings = out.findings;
     for (CXCursor cursor : children(parent)) {
         if (!clang::api().clang_Location_isFromMainFile(clang::api().clang_getCursorLocation(cursor)))
             continue;
@@ -862,9 +1033,15 @@ void analyseDeclarations(CXTranslationUnit unit, CXCursor parent, std::vector<Fi
         if (kind == CXCursor_Namespace || kind == CXCursor_ClassDecl || kind == CXCursor_StructDecl ||
             kind == CXCursor_ClassTemplate || kind == CXCursor_LinkageSpec ||
             kind == CXCursor_UnionDecl) {
-            analyseDeclarations(unit, cursor, findings);
+            analyseDeclarations(unit, cursor, stack, out);
         } else if (isFunctionKind(kind) && clang::api().clang_isCursorDefinition(cursor)) {
-            FunctionAnalysis(unit, cursor, findings).run();
+            FunctionAnalysis function(unit, cursor, stack, findings);
+            try {
+                function.run();
+            } catch (const TooDeep& deep) {
+                // What it found before stopping stands; the rest of it is not analysed.
+                out.cutShort.push_back({function.name(), deep.line});
+            }
         } else if (kind == CXCursor_VarDecl) {
             // A global's initializer runs once, outside any function.
             std::vector<CXCursor> parts = children(cursor);
@@ -1001,6 +1178,114 @@ std::optional<nlohmann::json> firstError(CXTranslationUnit unit, const std::stri
     return std::nullopt;
 }
 
+// --- One translation unit, in a process of its own -------------------------------------------
+
+// What the child sends once libclang has returned the translation unit: a crash after it is the
+// walk's, not the parse's.
+constexpr std::string_view kParsedMark = "parsed\n";
+
+std::string parseFailure(CXErrorCode code) {
+    if (code == CXError_Crashed)
+        return "libclang crashed parsing this file (it recovered: error 2); not analysed";
+    return fmt::format("libclang could not parse it (error {})", static_cast<int>(code));
+}
+
+// The child's half: parse, apply the rules, and send the parsed mark, then one line of JSON,
+// {"findings": [...], "unparsed": an entry or null}.
+void lintTranslationUnit(const std::string& file, const std::vector<std::string>& args,
+                         const ChildChannel& channel) {
+    // libclang parses on a thread of its own with an 8 MiB stack unless told not to; told, it
+    // parses on this one, whose stack is the large one forked_child.h gives the work.
+    ::setenv("LIBCLANG_NOTHREADS", "1", 1);
+    clang::IndexGuard index;
+    std::vector<const char*> argv;
+    for (const auto& arg : args)
+        argv.push_back(arg.c_str());
+    CXTranslationUnit raw = nullptr;
+    CXErrorCode code = clang::api().clang_parseTranslationUnit2FullArgv(
+        index.get(), nullptr, argv.data(), static_cast<int>(argv.size()), nullptr, 0,
+        CXTranslationUnit_KeepGoing, &raw);
+    clang::TranslationUnitGuard unit(raw);
+    channel.send(kParsedMark);
+    nlohmann::json out = {{"findings", nlohmann::json::array()}, {"unparsed", nullptr}};
+    if (code != CXError_Success || !unit.get()) {
+        out["unparsed"] = {{"file", file}, {"line", 0}, {"message", parseFailure(code)}};
+    } else if (auto error = firstError(unit.get(), file)) {
+        out["unparsed"] = std::move(*error);
+    } else {
+        UnitAnalysis analysis;
+        StackGuard stack;
+        analyseDeclarations(unit.get(), clang::api().clang_getTranslationUnitCursor(unit.get()), stack,
+                            analysis);
+        out["findings"] = analysis.findings;
+        if (!analysis.cutShort.empty()) {
+            // Not wholly analysed is not clean: the file is listed, its findings kept.
+            const auto& first = analysis.cutShort.front();
+            out["unparsed"] = {
+                {"file", file},
+                {"line", first.line},
+                {"message",
+                 fmt::format("`{}` nests statements too deep to walk: it was analysed down to "
+                             "line {} only",
+                             first.function, first.line)}};
+        }
+    }
+    channel.send(out.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
+}
+
+// The parent's half: the file's findings and `unparsed` entry from what came back, or from what
+// happened to the child.
+void lintInChild(const std::string& file, const std::vector<std::string>& args,
+                 const CxxLintOptions& options, CxxLintResult& result) {
+    ForkedChildSpec spec;
+    spec.timeout = options.timeout;
+    spec.stackBytes = options.stackBytes;
+    ForkedChildOutcome child = runInForkedChild(
+        [&](const ChildChannel& channel) { lintTranslationUnit(file, args, channel); }, spec);
+    const bool parsed = child.sent.starts_with(kParsedMark);
+    if (!child.timedOut && !child.signal && child.exitCode == 0 && parsed) {
+        try {
+            nlohmann::json out = nlohmann::json::parse(child.sent.substr(kParsedMark.size()));
+            for (const auto& finding : out.at("findings"))
+                result.findings.push_back(finding.get<Finding>());
+            if (!out.at("unparsed").is_null()) result.unparsed.push_back(out.at("unparsed"));
+            return;
+        } catch (const nlohmann::json::exception& error) {
+            log::debug("unreadable result of the child that linted {}: {}", file, error.what());
+        }
+    }
+    nlohmann::json entry = {{"file", file}, {"line", 0}};
+    if (child.timedOut) {
+        entry["message"] =
+            fmt::format("timed out after {:g} s {}; its process was killed and the file is not analysed",
+                        std::chrono::duration<double>(options.timeout).count(),
+                        parsed ? "analysing this file" : "parsing this file (libclang)");
+        entry["timed_out"] = true;
+    } else if (child.signal) {
+        entry["message"] =
+            parsed
+                ? fmt::format("leakgate's analysis crashed ({}) on this file after libclang parsed it; "
+                              "not analysed",
+                              signalName(*child.signal))
+                : fmt::format("libclang crashed ({}) parsing this file; not analysed",
+                              signalName(*child.signal));
+        entry["signal"] = signalName(*child.signal);
+    } else {
+        // What it wrote last says why ("leakgate: ..." when the work threw).
+        std::string_view said = child.stderrTail;
+        while (!said.empty() && std::isspace(static_cast<unsigned char>(said.back())))
+            said.remove_suffix(1);
+        if (size_t newline = said.find_last_of('\n'); newline != std::string_view::npos)
+            said.remove_prefix(newline + 1);
+        entry["message"] = fmt::format("the process that {} this file ended without a result (exit "
+                                       "status {}{}{}); not analysed",
+                                       parsed ? "analysed" : "parsed", child.exitCode.value_or(-1),
+                                       said.empty() ? "" : ": ", said);
+    }
+    if (!child.stderrTail.empty()) entry["stderr_tail"] = child.stderrTail;
+    result.unparsed.push_back(std::move(entry));
+}
+
 } // namespace
 
 bool cxxLintAvailable() {
@@ -1023,31 +1308,9 @@ CxxLintResult lintCxxFiles(const CxxLintOptions& options) {
     CxxLintResult result;
     CommandLines commandLines(options);
     result.compileCommands = commandLines.databasePath();
-    clang::IndexGuard index;
     for (const auto& file : options.files) {
         ++result.files;
-        std::vector<std::string> args = commandLines.forFile(file);
-        std::vector<const char*> argv;
-        for (const auto& arg : args)
-            argv.push_back(arg.c_str());
-        CXTranslationUnit raw = nullptr;
-        CXErrorCode code = clang::api().clang_parseTranslationUnit2FullArgv(
-            index.get(), nullptr, argv.data(), static_cast<int>(argv.size()), nullptr, 0,
-            CXTranslationUnit_KeepGoing, &raw);
-        clang::TranslationUnitGuard unit(raw);
-        if (code != CXError_Success || !unit.get()) {
-            result.unparsed.push_back({{"file", file},
-                                       {"line", 0},
-                                       {"message", fmt::format("libclang could not parse it (error {})",
-                                                               static_cast<int>(code))}});
-            continue;
-        }
-        if (auto error = firstError(unit.get(), file)) {
-            result.unparsed.push_back(std::move(*error));
-            continue;
-        }
-        analyseDeclarations(unit.get(), clang::api().clang_getTranslationUnitCursor(unit.get()),
-                            result.findings);
+        lintInChild(file, commandLines.forFile(file), options, result);
     }
     return result;
 }

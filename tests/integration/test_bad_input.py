@@ -167,6 +167,29 @@ class OddInput(Scratch):
         self.assertEqual(code, 3)
         self.assertIn("ValueError", report["results"][0]["error"]["message"])
 
+    def test_a_venv_that_prints_a_banner_and_has_3000_path_entries_is_used(self):
+        venv = self.path("venv")
+        subprocess.run([sys.executable, "-m", "venv", "--without-pip", venv], check=True)
+        site = subprocess.run([os.path.join(venv, "bin", "python"), "-c",
+                               "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                              capture_output=True, text=True, check=True).stdout.strip()
+        entries = []
+        for i in range(3000):
+            entry = os.path.join(self.dir, "paths", f"entry-{i:04d}")
+            os.makedirs(entry)
+            entries.append(entry)
+        with open(os.path.join(site, "many.pth"), "w", encoding="utf-8") as f:
+            f.write("\n".join(entries) + "\n")
+        with open(os.path.join(site, "banner.pth"), "w", encoding="utf-8") as f:
+            f.write("import sys; print('Welcome to the cluster!')\n")
+        self.write(self.script, "import sys\nassert len(sys.path) > 3000, len(sys.path)\n")
+        out = self.path("scan.json")
+        result = run("scan", "-q", "--python", os.path.join(venv, "bin", "python"), "--json", out, "--",
+                     self.script)
+        with open(out, encoding="utf-8") as f:
+            report = json.load(f)
+        self.assertEqual(result.returncode, 0, (result.stderr, report["results"][0].get("error")))
+
     def test_a_syntax_error_is_the_scripts_not_the_harness(self):
         self.write(self.script, "def f(:\n")
         code, report = self.scan(self.script)

@@ -4,8 +4,10 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <string>
 
 namespace leakgate {
 namespace {
@@ -166,6 +168,102 @@ struct Tracker {
                   "`py::module_::import(\"inspect\").attr(\"currentframe\")()` is a frame"),
               std::string::npos)
         << result.findings.front().summary;
+}
+
+// `if (x == 0) return 0; else if (x == 1) return 1; ...`, `branches` of them, then a last `else`
+// that stores a frame in a static: found only if the walk reached the end of the chain.
+std::string elseIfChain(int branches) {
+    std::string text = "#include <Python.h>\nstatic PyFrameObject *last_frame;\n"
+                       "int classify(int x) {\n    if (x == 0) return 0;\n";
+    for (int i = 1; i < branches; ++i)
+        text += "    else if (x == " + std::to_string(i) + ") return " + std::to_string(i) + ";\n";
+    text += "    else last_frame = PyEval_GetFrame();\n    return -1;\n}\n";
+    return text;
+}
+
+TEST_F(LintCxx, AnElseIfChainOfTenThousandBranchesIsParsedAndAnalysedToItsEnd) {
+    std::string file = write("else_if_chain.c", elseIfChain(10'000));
+    CxxLintResult result = lint({file});
+    EXPECT_TRUE(result.unparsed.empty()) << result.unparsed.dump();
+    ASSERT_EQ(result.findings.size(), 1u);
+    EXPECT_EQ(result.findings.front().kind, "lint:frame-stored-static");
+    EXPECT_EQ(result.findings.front().frames.front().line, 4 + 10'000);
+}
+
+TEST_F(LintCxx, AThirtyThousandTermSumInAFunctionIsAnalysedInTime) {
+    // GIVEN a sum nested 30,000 levels deep, before a frame stored in a static
+    std::string sum = "1";
+    for (int i = 1; i < 30'000; ++i)
+        sum += "+1";
+    std::string file = write("long_sum.c", "#include <Python.h>\nstatic PyFrameObject *last_frame;\n"
+                                           "int total(void) {\n    int x = " +
+                                               sum +
+                                               ";\n    last_frame = PyEval_GetFrame();\n"
+                                               "    return x;\n}\n");
+    // WHEN it is linted with a timeout a quadratic walk of the sum would not meet
+    CxxLintOptions options;
+    options.files = {file};
+    options.timeout = std::chrono::seconds(120);
+    CxxLintResult result = lintCxxFiles(options);
+    // THEN the statement after it was reached
+    EXPECT_TRUE(result.unparsed.empty()) << result.unparsed.dump();
+    ASSERT_EQ(result.findings.size(), 1u);
+    EXPECT_EQ(result.findings.front().frames.front().line, 5);
+}
+
+TEST_F(LintCxx, TwentyThousandCaseLabelsOnOneStatementAreWalkedWithoutDeepRecursion) {
+    // GIVEN stacked case labels (each nests the next in the AST, though clang parses them in a
+    // loop) on a stack far too small for a walk that recursed once per label
+    std::string text = "#include <Python.h>\nstatic PyFrameObject *last_frame;\n"
+                       "void pick(int c) {\n    switch (c) {\n";
+    for (int i = 0; i < 20'000; ++i)
+        text += "    case " + std::to_string(i) + ":\n";
+    text += "        last_frame = PyEval_GetFrame();\n    }\n}\n";
+    CxxLintOptions options;
+    options.files = {write("cases.c", text)};
+    options.stackBytes = size_t{2} << 20;
+    CxxLintResult result = lintCxxFiles(options);
+    // THEN the statement under the labels was reached
+    EXPECT_TRUE(result.unparsed.empty()) << result.unparsed.dump();
+    ASSERT_EQ(result.findings.size(), 1u);
+    EXPECT_EQ(result.findings.front().frames.front().line, 5 + 20'000);
+}
+
+TEST_F(LintCxx, ATranslationUnitThatCrashesLibclangIsAnErrorForThatFileAndTheOthersAreStillChecked) {
+    // GIVEN a stack on which libclang's recursive-descent parser genuinely overflows on a
+    // 10,000-branch chain, and a second, ordinary file
+    std::string deep = write("else_if_chain.c", elseIfChain(10'000));
+    std::string stored = write("stored.c", kStoredInAGlobal);
+    CxxLintOptions options;
+    options.files = {deep, stored};
+    options.stackBytes = size_t{1} << 20;
+    // WHEN both are linted in one call
+    CxxLintResult result = lintCxxFiles(options);
+    // THEN the crash is that file's error, and the other file is still analysed
+    ASSERT_EQ(result.unparsed.size(), 1u) << result.unparsed.dump();
+    EXPECT_EQ(result.unparsed[0]["file"], deep);
+    EXPECT_EQ(result.unparsed[0]["signal"], "SIGSEGV");
+    EXPECT_NE(result.unparsed[0]["message"].get<std::string>().find(
+                  "libclang crashed (SIGSEGV) parsing this file"),
+              std::string::npos)
+        << result.unparsed.dump();
+    ASSERT_EQ(result.findings.size(), 1u);
+    EXPECT_EQ(result.findings.front().frames.front().file, stored);
+    EXPECT_EQ(result.files, 2u);
+}
+
+TEST_F(LintCxx, ATranslationUnitThatOutlastsItsTimeoutIsAnErrorForThatFile) {
+    CxxLintOptions options;
+    options.files = {write("stored.c", kStoredInAGlobal)};
+    options.timeout = std::chrono::milliseconds(1); // Python.h alone takes longer to parse
+    CxxLintResult result = lintCxxFiles(options);
+    ASSERT_EQ(result.unparsed.size(), 1u);
+    EXPECT_EQ(result.unparsed[0]["timed_out"], true);
+    EXPECT_NE(result.unparsed[0]["message"].get<std::string>().find("timed out after 0.001 s"),
+              std::string::npos)
+        << result.unparsed.dump();
+    EXPECT_TRUE(result.findings.empty());
+    EXPECT_EQ(result.files, 1u);
 }
 
 TEST(LintCxxSources, CAndCxxExtensionsAreRecognisedAndPythonIsNot) {

@@ -34,6 +34,7 @@ import builtins
 import json
 import os
 import sys
+import threading
 from typing import NamedTuple
 
 OWN_FRAME_LOCAL = "own-frame-local"
@@ -1241,10 +1242,33 @@ def python_files(paths):
             yield path
 
 
+# Deep but legal code (a chain of hundreds of `elif`s is a nest of If nodes) is walked on a thread
+# whose stack is this large, under a recursion limit this high: analysed, not refused.
+DEEP_STACK_BYTES = 512 << 20
+DEEP_RECURSION_LIMIT = 200_000
+
+
 def lint_paths(paths):
     """Lints every file under `paths`; returns a JSON text: {"files": N, "findings": [...],
     "unparsed": [{"file", "line", "message"}]}. A file that cannot be read or parsed is listed
     in `unparsed` and the others are still checked."""
+    answer = []
+    previous_stack = threading.stack_size(DEEP_STACK_BYTES)
+    previous_limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(previous_limit, DEEP_RECURSION_LIMIT))
+    try:
+        worker = threading.Thread(target=lambda: answer.append(_lint_paths(paths)), name="leakgate-lint")
+        worker.start()
+        worker.join()
+    finally:
+        threading.stack_size(previous_stack)
+        sys.setrecursionlimit(previous_limit)
+    if not answer:
+        raise RuntimeError("the lint thread ended without an answer")
+    return answer[0]
+
+
+def _lint_paths(paths):
     findings = []
     unparsed = []
     files = 0
@@ -1262,6 +1286,10 @@ def lint_paths(paths):
             unparsed.append({"file": path, "line": 0, "message": f"does not parse: {error}"})
         except RecursionError:
             unparsed.append({"file": path, "line": 0, "message": "too deeply nested to analyse"})
+        except MemoryError:  # CPython's parser gives up on nesting beyond its own stack
+            unparsed.append({"file": path, "line": 0,
+                             "message": "does not parse: nested too deeply for Python's parser "
+                                        "(MemoryError)"})
         except OSError as error:
             unparsed.append({"file": path, "line": 0,
                              "message": f"cannot read: {error.strerror or error}"})

@@ -199,6 +199,52 @@ class OddInput(Scratch):
         self.assertIn("SyntaxError", message)
 
 
+LEAK = "import sys\n\ndef keep():\n    frame = sys._getframe()\n    return frame\n"
+
+
+def elif_chain(branches):
+    lines = ["def pick(x):", "    if x == 0:", "        return 0"]
+    for i in range(1, branches):
+        lines += [f"    elif x == {i}:", f"        return {i}"]
+    return "\n".join(lines) + "\n"
+
+
+class LintInput(Scratch):
+    """Python files lint cannot or could hardly analyse: each is that file's outcome, and the
+    finding in the file beside it is kept."""
+
+    def lint(self, source):
+        odd = self.path("odd.py")
+        self.write(odd, source)
+        leak = self.path("leak.py")
+        self.write(leak, LEAK)
+        out = self.path("lint.json")
+        result = run("lint", "-q", "--json", out, odd, leak)
+        with open(out, encoding="utf-8") as f:
+            report = json.load(f)
+        return result.returncode, report, report["results"][0]["details"]
+
+    def test_a_400_branch_elif_chain_is_analysed(self):
+        code, report, details = self.lint(elif_chain(400))
+        self.assertEqual(code, 1)
+        self.assertEqual(details["files"], 2)
+        self.assertEqual(details["unparsed"], [])
+        self.assertEqual(len(report["findings"]), 1)
+
+    def test_a_20000_branch_elif_chain_is_that_files_error_and_the_rest_is_kept(self):
+        code, report, details = self.lint(elif_chain(20000))
+        self.assertEqual(code, 1)
+        self.assertEqual([entry["file"] for entry in details["unparsed"]], [self.path("odd.py")])
+        self.assertEqual(len(report["findings"]), 1)
+
+    @unittest.skipIf(sys.version_info >= (3, 12), "3.12 syntax parses on this build's Python")
+    def test_syntax_newer_than_the_embedded_python_is_that_files_error(self):
+        code, report, details = self.lint("type Alias = int\n")
+        self.assertEqual(code, 1)
+        self.assertEqual(len(details["unparsed"]), 1)
+        self.assertIn("does not parse", details["unparsed"][0]["message"])
+
+
 if __name__ == "__main__":
     if "--leakgate" not in sys.argv:
         sys.exit("usage: test_bad_input.py --leakgate BUILD/leakgate")

@@ -2,6 +2,7 @@
 
 #include "lib/base/errors.h"
 #include "lib/base/interrupt.h"
+#include "lib/base/pipe.h"
 #include "lib/base/log.h"
 
 #include <fmt/format.h>
@@ -26,34 +27,6 @@ namespace {
 
 constexpr size_t kStderrTailBytes = 8 * 1024;
 constexpr size_t kStdoutLimitBytes = 16 * 1024 * 1024;
-
-// A pipe whose ends close themselves.
-class Pipe {
-  public:
-    Pipe() {
-        if (::pipe2(fds_, O_CLOEXEC) != 0) {
-            throw EnvironmentError(fmt::format("cannot create a pipe: {}", std::strerror(errno)));
-        }
-    }
-    ~Pipe() {
-        closeRead();
-        closeWrite();
-    }
-    Pipe(const Pipe&) = delete;
-    Pipe& operator=(const Pipe&) = delete;
-
-    int readEnd() const { return fds_[0]; }
-    int writeEnd() const { return fds_[1]; }
-    void closeRead() { closeFd(fds_[0]); }
-    void closeWrite() { closeFd(fds_[1]); }
-
-  private:
-    static void closeFd(int& fd) {
-        if (fd >= 0) ::close(fd);
-        fd = -1;
-    }
-    int fds_[2] = {-1, -1};
-};
 
 void keepTail(std::string& text, size_t limit) {
     if (text.size() > limit) text.erase(0, text.size() - limit);

@@ -12,7 +12,7 @@
 //   (`if (!f) return ...`) taken into account.
 //
 // Each translation unit is parsed and walked in a child process of its own (lintInChild, over
-// lib/lint/forked_child.h): libclang crashing or hanging on one file makes that file an `unparsed`
+// lib/base/forked_child.h): libclang crashing or hanging on one file makes that file an `unparsed`
 // entry that says so, and the run goes on with the others. The walk keeps its own stack for what
 // nests as deep as the code does (expressions, `else if` chains), and stops in a function whose
 // statements nest deeper than the stack allows (StackGuard) rather than overflow it.
@@ -21,7 +21,7 @@
 #include "lib/base/errors.h"
 #include "lib/base/log.h"
 #include "lib/clang/libclang.h"
-#include "lib/lint/forked_child.h"
+#include "lib/base/forked_child.h"
 
 #include <fmt/format.h>
 
@@ -255,7 +255,7 @@ const char* kLeakFix =
     "PyTuple_SET_ITEM).";
 
 // Whether the walk is near the end of this thread's stack: the child that runs it has a large one
-// (lib/lint/forked_child.h), but a statement nested a million levels deep would still exhaust it.
+// (lib/base/forked_child.h), but a statement nested a million levels deep would still exhaust it.
 // What is kept back is for the libclang calls made from the deepest level.
 class StackGuard {
   public:

@@ -1,6 +1,6 @@
 // The C and C++ half of `leakgate lint`: extension sources parsed with libclang (its C API,
 // clang-c/Index.h), looking for frame references that outlive the call that took them. Each
-// translation unit is parsed in a forked child process of the caller (lib/lint/forked_child.h),
+// translation unit is parsed in a forked child process of the caller (lib/base/forked_child.h),
 // so that libclang crashing on a file (a stack overflow on code nested 10,000 deep) ends only
 // that child; nothing here touches Python. Built only with libclang (LEAKGATE_WITH_LIBCLANG);
 // without it cxxLintAvailable() is false and the C/C++ files are reported as skipped.

@@ -1,7 +1,8 @@
-#include "lib/lint/forked_child.h"
+#include "lib/base/forked_child.h"
 
 #include "lib/base/errors.h"
 #include "lib/base/interrupt.h"
+#include "lib/base/pipe.h"
 
 #include <fmt/format.h>
 
@@ -27,35 +28,6 @@ constexpr size_t kStderrTailBytes = 8 * 1024;
 // libclang's parser can be larger than a page.
 constexpr size_t kStackGuardBytes = size_t{1} << 20;
 constexpr int kWorkThrew = 3; // leakgate's "errored" exit code
-
-// A pipe whose ends close themselves (in the caller; the child leaves by _exit).
-class Pipe {
-  public:
-    Pipe() {
-        if (::pipe2(fds_, O_CLOEXEC) != 0)
-            throw EnvironmentError(fmt::format("cannot create a pipe: {}", std::strerror(errno)));
-    }
-    ~Pipe() {
-        closeRead();
-        closeWrite();
-    }
-    Pipe(const Pipe&) = delete;
-    Pipe& operator=(const Pipe&) = delete;
-    Pipe(Pipe&&) = delete;
-    Pipe& operator=(Pipe&&) = delete;
-
-    int readEnd() const { return fds_[0]; }
-    int writeEnd() const { return fds_[1]; }
-    void closeRead() { closeFd(fds_[0]); }
-    void closeWrite() { closeFd(fds_[1]); }
-
-  private:
-    static void closeFd(int& fd) {
-        if (fd >= 0) ::close(fd);
-        fd = -1;
-    }
-    int fds_[2] = {-1, -1};
-};
 
 using Work = std::function<void(const ChildChannel&)>;
 

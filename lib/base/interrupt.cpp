@@ -5,6 +5,10 @@
 #include <atomic>
 #include <csignal>
 #include <cstring>
+#include <fcntl.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 namespace leakgate::interrupt {
@@ -17,11 +21,73 @@ std::atomic<pid_t> g_groups[kSlots];
 char g_partialFile[4096];
 std::atomic<bool> g_hasPartialFile{false};
 
+// The parent of `pid`, from /proc/PID/stat (the field after the command name in parentheses),
+// or -1. System calls only: this runs in the signal handler.
+pid_t parentOf(const char* pidText) {
+    char path[64] = "/proc/";
+    size_t length = std::strlen(pidText);
+    if (length > 20) return -1;
+    std::memcpy(path + 6, pidText, length);
+    std::memcpy(path + 6 + length, "/stat", 6);
+    int fd = ::open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return -1;
+    char stat[1024];
+    ssize_t got = ::read(fd, stat, sizeof(stat) - 1);
+    ::close(fd);
+    if (got <= 0) return -1;
+    stat[got] = '\0';
+    char* close = std::strrchr(stat, ')');
+    if (!close || close[1] != ' ' || !close[2] || close[3] != ' ') return -1;
+    pid_t parent = 0;
+    for (const char* digit = close + 4; *digit >= '0' && *digit <= '9'; ++digit)
+        parent = parent * 10 + (*digit - '0');
+    return parent;
+}
+
+// What the killed workers left in other sessions (setsid): once a worker is reaped, those are
+// reparented to us, their subreaper (lib/base/subprocess.h, adoptOrphans), and killed here.
+// System calls only (open, getdents64, read, kill, waitpid).
+void killAdoptedOrphans() {
+    int subreaper = 0;
+    if (::prctl(PR_GET_CHILD_SUBREAPER, &subreaper) != 0 || !subreaper) return;
+    const pid_t self = ::getpid();
+    for (int round = 0; round < 20; ++round) {
+        int dir = ::open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (dir < 0) return;
+        bool found = false;
+        alignas(8) char buffer[8192];
+        for (long got; (got = ::syscall(SYS_getdents64, dir, buffer, sizeof(buffer))) > 0;) {
+            for (long offset = 0; offset < got;) {
+                // struct linux_dirent64: ino (8), off (8), reclen (2), type (1), name
+                unsigned short recordLength;
+                std::memcpy(&recordLength, buffer + offset + 16, sizeof(recordLength));
+                const char* name = buffer + offset + 19;
+                offset += recordLength;
+                if (name[0] < '0' || name[0] > '9' || parentOf(name) != self) continue;
+                pid_t orphan = 0;
+                for (const char* digit = name; *digit; ++digit)
+                    orphan = orphan * 10 + (*digit - '0');
+                ::kill(-orphan, SIGKILL);
+                ::kill(orphan, SIGKILL);
+                ::waitpid(orphan, nullptr, 0);
+                found = true;
+            }
+        }
+        ::close(dir);
+        if (!found) return;
+    }
+}
+
 void onSignal(int signal) {
     for (auto& slot : g_groups) {
         pid_t group = slot.load();
         if (group > 0) ::kill(-group, SIGKILL);
     }
+    for (auto& slot : g_groups) {
+        pid_t group = slot.load();
+        if (group > 0) ::waitpid(group, nullptr, 0); // reaped: its orphans are ours now
+    }
+    killAdoptedOrphans();
     if (g_hasPartialFile.load()) ::unlink(g_partialFile);
     ::_exit(128 + signal);
 }

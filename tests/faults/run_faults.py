@@ -144,7 +144,7 @@ def run_case(leakgate, path):
                     os.kill(int(line.split(":")[0]), signal.SIGKILL)
                 except OSError:
                     pass
-        files = sorted(os.listdir(directory))
+        files = sorted(f for f in os.listdir(os.fsencode(directory)) if f != name)  # what it left
     return case, process.returncode, files, seconds, problems
 
 
@@ -171,8 +171,7 @@ def main():
         failed += bool(problems)
         verdict = "ok" if not problems else "WRONG: " + "; ".join(problems)
         if options.table:
-            shown = ", ".join(os.fsdecode(f).encode("unicode_escape").decode() for f in files
-                              if os.fsdecode(f) != os.fsdecode(case.get("name", case["file"])))
+            shown = ", ".join(str(f)[2:-1] for f in files)  # bytes, escaped as Python writes them
             print(f"| {case['fault']} | {code} | {shown or '-'} | {verdict} |")
         else:
             print(f"{'ok  ' if not problems else 'FAIL'} {case['file']} ({seconds:.1f} s): {case['fault']}"

@@ -9,6 +9,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <limits>
 #include <map>
 #include <optional>
 
@@ -111,6 +113,12 @@ Axis niceAxis(double low, double high, int ticks = 5) {
     axis.step = step;
     axis.low = std::floor(low / step) * step;
     axis.high = std::ceil(high / step) * step;
+    // Bounds whose distance overflows, or so large that a step is below their precision, leave no
+    // axis to walk: the tick loops (`v += step` up to `high + step / 2`) would never end, and the
+    // decimals of an infinite step do not convert to int. Such figures get the plain axis.
+    if (!std::isfinite(step) || !std::isfinite(axis.low) || !std::isfinite(axis.high + step) ||
+        axis.low + step == axis.low || axis.high + step == axis.high)
+        return {};
     axis.decimals = std::max(0, static_cast<int>(-std::floor(std::log10(step))));
     return axis;
 }
@@ -301,6 +309,16 @@ std::string findingHtml(const Finding& finding, const WorkloadResult& result, in
 
 // ---- the soak: RSS over steps ----
 
+// A byte figure of the soak's details for humanBytes: the JSON may hold any double, and one
+// beyond int64's range does not convert (undefined behaviour), so it is clamped to that range.
+std::int64_t clampedBytes(double bytes) {
+    constexpr double kTwoTo63 = 9223372036854775808.0;
+    if (std::isnan(bytes)) return 0;
+    if (bytes >= kTwoTo63) return std::numeric_limits<std::int64_t>::max();
+    if (bytes < -kTwoTo63) return std::numeric_limits<std::int64_t>::min();
+    return static_cast<std::int64_t>(bytes);
+}
+
 std::optional<std::vector<std::pair<double, double>>> soakSamples(const WorkloadResult& result) {
     if (result.workload != "soak" || !result.details.is_object()) return std::nullopt;
     auto soak = result.details.find("soak");
@@ -353,14 +371,13 @@ std::string soakChart(const WorkloadResult& result,
     std::string caption;
     const json& soak = result.details["soak"];
     if (soak.contains("slope_bytes_per_1000_steps") && soak["slope_bytes_per_1000_steps"].is_number()) {
-        caption = fmt::format(
-            "grows {} per 1000 steps",
-            humanBytes(static_cast<std::int64_t>(soak["slope_bytes_per_1000_steps"].get<double>())));
+        caption =
+            fmt::format("grows {} per 1000 steps",
+                        humanBytes(clampedBytes(soak["slope_bytes_per_1000_steps"].get<double>())));
     }
     if (soak.contains("growth_bytes") && soak["growth_bytes"].is_number()) {
-        caption +=
-            fmt::format("{}{} after warm-up", caption.empty() ? "" : "; ",
-                        humanBytes(static_cast<std::int64_t>(soak["growth_bytes"].get<double>())));
+        caption += fmt::format("{}{} after warm-up", caption.empty() ? "" : "; ",
+                               humanBytes(clampedBytes(soak["growth_bytes"].get<double>())));
     }
     return fmt::format("<figure>{}<figcaption>{}</figcaption></figure>", svg, esc(caption));
 }

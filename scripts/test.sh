@@ -30,4 +30,11 @@ for python in "${pythons[@]}"; do
     echo "=== Python $version: tests took $((SECONDS - started)) s"
 done
 echo "=== all Pythons: $SECONDS s"
+
+# The libFuzzer harnesses (tests/fuzz/run.sh; clang, ASan and UBSan, in build-fuzz/): every
+# committed input, then 150,000 mutations each from a fixed seed, as many at once as there are
+# cores. A crash, a leak, a hang or undefined behaviour in a reader or writer fails the run.
+fuzz_started=$SECONDS
+tests/fuzz/run.sh ci || failed=1
+echo "=== fuzz: $((SECONDS - fuzz_started)) s"
 exit $failed

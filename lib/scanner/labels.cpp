@@ -186,9 +186,11 @@ std::optional<EdgeLabel> labelInstance(PyObject* from, PyObject* to) {
         for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(mro.get()); ++i) {
             OwnedRef slots = attribute(PyTuple_GET_ITEM(mro.get(), i), "__slots__");
             if (!slots) continue;
-            OwnedRef names =
-                own(PySequence_List(PyUnicode_Check(slots.get()) ? Py_BuildValue("(O)", slots.get())
-                                                                 : Py_NewRef(slots.get())));
+            // PySequence_List does not steal the sequence it copies: that one is released here too
+            // (it leaked a reference to every `__slots__` read, and a tuple for a string one).
+            OwnedRef sequence = own(PyUnicode_Check(slots.get()) ? Py_BuildValue("(O)", slots.get())
+                                                                 : Py_NewRef(slots.get()));
+            OwnedRef names = own(sequence ? PySequence_List(sequence.get()) : nullptr);
             if (!names) {
                 PyErr_Clear();
                 continue;

@@ -24,7 +24,8 @@ namespace leakgate::fuzz {
 // The JSON text of the input, or nothing when it is not JSON (nlohmann's parser is not under test
 // here; what leakgate makes of the JSON is).
 inline std::optional<nlohmann::json> parseJson(const std::uint8_t* data, size_t size) {
-    nlohmann::json parsed = nlohmann::json::parse(data, data + size, nullptr, /*allow_exceptions=*/false);
+    nlohmann::json parsed =
+        nlohmann::json::parse(data, data + size, nullptr, /*allow_exceptions=*/false);
     if (parsed.is_discarded()) return std::nullopt;
     return parsed;
 }

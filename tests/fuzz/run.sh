@@ -8,6 +8,10 @@
 #
 #   tests/fuzz/run.sh [SECONDS_PER_HARNESS]     (default 60)
 #   tests/fuzz/run.sh 0                         just run every corpus input once (a regression run)
+#   tests/fuzz/run.sh ci                        CI's run: every corpus input, then 150,000 mutations
+#                                               from a fixed seed, from the committed corpus alone:
+#                                               the same inputs on every machine, so it is
+#                                               repeatable (what it finds was there before)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 seconds=${1:-60}
@@ -41,7 +45,11 @@ run_one() {
     local args=(-timeout=10 -rss_limit_mb=2048 -max_len=65536 -print_final_stats=1
                 -artifact_prefix="$findings/")
     case $name in baseline | worker_result | report_writers) args+=(-dict=tests/fuzz/json.dict) ;; esac
-    if [ "$seconds" -eq 0 ]; then
+    if [ "$seconds" = ci ]; then
+        local fresh=$build_dir/fuzz-ci/$name
+        rm -rf "$fresh" && mkdir -p "$fresh"
+        "$build_dir/tests/fuzz/fuzz_$name" "${args[@]}" -seed=1 -runs=150000 "$fresh" "$corpus" >"$log" 2>&1
+    elif [ "$seconds" -eq 0 ]; then
         # Every committed input once, the regression inputs among them.
         "$build_dir/tests/fuzz/fuzz_$name" "${args[@]}" -runs=0 "$corpus" >"$log" 2>&1
     else

@@ -151,7 +151,7 @@ ScanTimes scanOnce(py::module_& gc, double collect) {
     resetPeakRss();
     std::int64_t before = statusBytes("VmRSS");
     auto started = Clock::now();
-    // As the workloads do (lib/workloads/workload.cpp): borrowed pointers out of gc.garbage.
+    // As the workloads do (probes/measurement.cpp): borrowed pointers out of gc.garbage.
     std::vector<PyObject*> saved;
     saved.reserve(static_cast<size_t>(PyList_GET_SIZE(garbage.ptr())));
     for (Py_ssize_t i = 0; i < PyList_GET_SIZE(garbage.ptr()); ++i)

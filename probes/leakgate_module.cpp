@@ -4,7 +4,7 @@
 #include "probes/allocation_counter.h"
 #include "probes/sentinel_probe.h"
 
-#include <pybind11/embed.h>
+#include <pybind11/pybind11.h>
 
 #include <cstring>
 #include <fstream>
@@ -49,19 +49,23 @@ class DeviceSentinel {
     cuda::DeviceBuffer buffer_;
 };
 
-// Raises _leakgate.CudaUnavailable(reason): asked for a device sentinel where CUDA cannot be used.
-// (Not py::register_exception: its function-local static outlives the interpreter, and releasing
-// it after Py_FinalizeEx crashes an embedding process at exit.)
+// The module defineSentinelModule filled: `_leakgate` in a worker, `leakgate_dsl._native` in the
+// Python package.
+std::string g_moduleName;
+
+// Raises CudaUnavailable(reason): asked for a device sentinel where CUDA cannot be used. (Not
+// py::register_exception: its function-local static outlives the interpreter, and releasing it
+// after Py_FinalizeEx crashes an embedding process at exit.)
 [[noreturn]] void raiseCudaUnavailable(const std::string& reason) {
-    py::object type = py::module_::import("_leakgate").attr("CudaUnavailable");
+    py::object type = py::module_::import(g_moduleName.c_str()).attr("CudaUnavailable");
     PyErr_SetString(type.ptr(), reason.c_str());
     throw py::error_already_set();
 }
 
 } // namespace
 
-PYBIND11_EMBEDDED_MODULE(_leakgate, module) {
-    module.doc() = "leakgate's worker module: sentinels whose lifetimes leakgate measures";
+void defineSentinelModule(py::module_& module) {
+    g_moduleName = module.attr("__name__").cast<std::string>();
     // dynamic_attr makes the type a GC type, so a sentinel in cyclic garbage shows in gc.garbage.
     py::class_<HostSentinel>(module, "HostSentinel", py::dynamic_attr())
         .def_property_readonly("label", &HostSentinel::label)
@@ -82,7 +86,7 @@ PYBIND11_EMBEDDED_MODULE(_leakgate, module) {
         py::arg("label"), py::arg("nbytes"),
         "Make a host sentinel owning `nbytes` bytes; leakgate reports its verdict after the workload.");
     module.attr("CudaUnavailable") = py::reinterpret_steal<py::object>(
-        PyErr_NewException("_leakgate.CudaUnavailable", PyExc_RuntimeError, nullptr));
+        PyErr_NewException((g_moduleName + ".CudaUnavailable").c_str(), PyExc_RuntimeError, nullptr));
     py::class_<DeviceSentinel>(module, "DeviceSentinel", py::dynamic_attr())
         .def_property_readonly("label", &DeviceSentinel::label)
         .def_property_readonly("nbytes", &DeviceSentinel::bytes)
@@ -164,11 +168,6 @@ PYBIND11_EMBEDDED_MODULE(_leakgate, module) {
             return resident * static_cast<long long>(::sysconf(_SC_PAGESIZE));
         },
         "The worker's resident set size, from /proc/self/statm.");
-}
-
-void registerLeakgateModule() {
-    // Nothing to do at run time: referencing this function keeps the object file, and with it the
-    // static registration above, in the link.
 }
 
 } // namespace leakgate::probes

@@ -1,5 +1,5 @@
 // The probe interface. A probe measures one thing around one workload run inside a worker. The
-// workload runner (lib/workloads/workload.cpp) owns the collector and calls every probe at the
+// measurement (probes/measurement.cpp) owns the collector and calls every probe at the
 // three reads of docs/definitions.md ("Reads"), in this order, with gc disabled throughout:
 //   1. afterReturn:     the workload returned, nothing collected yet;
 //   2. inGarbage:       one collection with DEBUG_SAVEALL ran; gc.garbage holds what it found;
@@ -56,8 +56,10 @@ std::unique_ptr<Probe> makeGcGuardProbe();
 // Explains every frame cycle in the saved garbage (check `frame-cycle`).
 std::unique_ptr<Probe> makeFrameCycleProbe();
 // Explains every frame still alive that no thread runs and no generator owns
-// (check `retained-frame`).
-std::unique_ptr<Probe> makeRetainedFrameProbe();
+// (check `retained-frame`). `onlyNew`: leave out the frames that were already retained before the
+// measured code ran (the Python package measures inside a long-lived process, a test runner
+// that keeps the tracebacks of earlier failures).
+std::unique_ptr<Probe> makeRetainedFrameProbe(bool onlyNew = false);
 // Gives every sentinel the workload made a verdict (check `sentinels`).
 std::unique_ptr<Probe> makeSentinelProbe();
 

@@ -59,47 +59,70 @@ class RootNamer {
     std::unordered_map<PyObject*, std::string> names_; // Borrowed keys: modules live on
 };
 
+// The frames among `objects` (borrowed) that no thread runs and no generator owns.
+std::vector<PyObject*> framesOutsideCalls(const py::list& objects, size_t* liveFrames) {
+    std::unordered_set<PyObject*> executing = executingFrames();
+    std::unordered_set<PyObject*> suspended;
+    std::vector<PyObject*> frames; // Borrowed references: `objects` keeps them alive
+    for (py::handle object : objects) {
+        PyObject* raw = object.ptr();
+        if (PyFrame_Check(raw)) {
+            frames.push_back(raw);
+        } else if (PyGen_Check(raw) || PyCoro_CheckExact(raw) || PyAsyncGen_CheckExact(raw)) {
+            for (const char* name : {"gi_frame", "cr_frame", "ag_frame"}) {
+                PyObject* frame = PyObject_GetAttrString(raw, name);
+                if (!frame) {
+                    PyErr_Clear();
+                    continue;
+                }
+                suspended.insert(frame);
+                Py_DECREF(frame); // the generator keeps it alive
+            }
+        }
+    }
+    std::vector<PyObject*> retained;
+    for (PyObject* frame : frames) {
+        // leakgate's own workload frames count: a target that keeps one alive keeps the sentinels
+        // on it alive. The finding names them as leakgate's, never as code of the target.
+        if (executing.count(frame) || suspended.count(frame)) continue;
+        retained.push_back(frame);
+    }
+    *liveFrames = frames.size();
+    return retained;
+}
+
 class RetainedFrameProbe final : public Probe {
   public:
+    explicit RetainedFrameProbe(bool onlyNew) : onlyNew_(onlyNew) {}
     std::string_view name() const override { return "retained-frame"; }
+
+    void before() override {
+        earlier_.clear();
+        if (!onlyNew_) return;
+        // Strong references: a frame kept here cannot be freed, so no new frame takes its address.
+        py::list objects = py::module_::import("gc").attr("get_objects")();
+        size_t live = 0;
+        for (PyObject* frame : framesOutsideCalls(objects, &live))
+            earlier_.emplace(frame, py::reinterpret_borrow<py::object>(frame));
+    }
 
     void afterCollection(WorkloadResult& result) override {
         py::module_ gc = py::module_::import("gc");
-
-        std::unordered_set<PyObject*> executing = executingFrames();
         py::list objects = gc.attr("get_objects")();
-        std::unordered_set<PyObject*> suspended;
-        std::vector<PyObject*> frames; // Borrowed references: `objects` keeps them alive
-        for (py::handle object : objects) {
-            PyObject* raw = object.ptr();
-            if (PyFrame_Check(raw)) {
-                frames.push_back(raw);
-            } else if (PyGen_Check(raw) || PyCoro_CheckExact(raw) || PyAsyncGen_CheckExact(raw)) {
-                for (const char* name : {"gi_frame", "cr_frame", "ag_frame"}) {
-                    PyObject* frame = PyObject_GetAttrString(raw, name);
-                    if (!frame) {
-                        PyErr_Clear();
-                        continue;
-                    }
-                    suspended.insert(frame);
-                    Py_DECREF(frame); // the generator keeps it alive
-                }
-            }
+        size_t frames = 0;
+        std::vector<PyObject*> retained = framesOutsideCalls(objects, &frames);
+        if (onlyNew_) {
+            std::erase_if(retained, [&](PyObject* frame) { return earlier_.count(frame) > 0; });
+            result.details["earlier_retained_frames"] = earlier_.size();
         }
-        std::vector<PyObject*> retained;
-        for (PyObject* frame : frames) {
-            // leakgate's own workload frames count: a target that keeps one alive keeps the sentinels
-            // on it alive. The finding names them as leakgate's, never as code of the target.
-            if (executing.count(frame) || suspended.count(frame)) continue;
-            retained.push_back(frame);
-        }
-        result.details["live_frames"] = frames.size();
+        earlier_.clear();
+        result.details["live_frames"] = frames;
         if (retained.empty()) {
             result.checks.push_back(
                 {"retained-frame", Status::kPass,
                  fmt::format("no frame outlived its call ({} live frame{}, each running or "
                              "suspended)",
-                             frames.size(), frames.size() == 1 ? "" : "s"),
+                             frames, frames == 1 ? "" : "s"),
                  0});
             return;
         }
@@ -134,12 +157,16 @@ class RetainedFrameProbe final : public Probe {
         for (auto& finding : findings)
             result.findings.push_back(std::move(finding));
     }
+
+  private:
+    bool onlyNew_;
+    std::unordered_map<PyObject*, py::object> earlier_; // the frames retained before `before`
 };
 
 } // namespace
 
-std::unique_ptr<Probe> makeRetainedFrameProbe() {
-    return std::make_unique<RetainedFrameProbe>();
+std::unique_ptr<Probe> makeRetainedFrameProbe(bool onlyNew) {
+    return std::make_unique<RetainedFrameProbe>(onlyNew);
 }
 
 } // namespace leakgate::probes

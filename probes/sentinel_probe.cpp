@@ -104,7 +104,15 @@ std::vector<TrackedSentinel>& sentinelRegistry() {
     return g_session->sentinels();
 }
 
+bool sessionActive() {
+    return g_session != nullptr;
+}
+
 void trackSentinel(PyObject* sentinel, std::string label, std::string kind, std::int64_t bytes) {
+    if (!g_session) {
+        throw UsageError("no measurement is in progress, so nothing would judge this sentinel: make "
+                         "sentinels inside a measured region");
+    }
     TrackedSentinel tracked;
     tracked.label = std::move(label);
     tracked.kind = std::move(kind);

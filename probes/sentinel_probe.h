@@ -47,7 +47,10 @@ class Session {
 // The sentinels of the Session in progress (there must be one). Call with the GIL held.
 std::vector<TrackedSentinel>& sentinelRegistry();
 
-// Tracks `sentinel` (borrowed) under `label`.
+// Whether a Session is in progress.
+bool sessionActive();
+
+// Tracks `sentinel` (borrowed) under `label`; a UsageError when no Session is in progress.
 void trackSentinel(PyObject* sentinel, std::string label, std::string kind, std::int64_t bytes);
 
 } // namespace leakgate::probes

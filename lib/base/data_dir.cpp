@@ -4,25 +4,47 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdlib>
 
 namespace leakgate {
 
+namespace fs = std::filesystem;
+
+namespace {
+
+bool holdsData(const fs::path& dir) {
+    return fs::exists(dir / "lib/workloads/harness.py");
+}
+
+// Whether `path` lies in `dir` (both absolute and normalised).
+bool isWithin(const fs::path& path, const fs::path& dir) {
+    auto [end, _] = std::mismatch(dir.begin(), dir.end(), path.begin(), path.end());
+    return end == dir.end();
+}
+
+} // namespace
+
 std::filesystem::path dataDir() {
-    namespace fs = std::filesystem;
-    auto holdsData = [](const fs::path& dir) { return fs::exists(dir / "lib/workloads/harness.py"); };
     if (const char* env = std::getenv("LEAKGATE_DATA_DIR")) {
         if (!holdsData(env))
             throw EnvironmentError(fmt::format("LEAKGATE_DATA_DIR={} holds no leakgate data", env));
         return env;
     }
-    fs::path installed =
-        fs::read_symlink("/proc/self/exe").parent_path().parent_path() / "share/leakgate";
-    for (const fs::path& candidate : {fs::path(LEAKGATE_SOURCE_DIR), installed}) {
-        if (holdsData(candidate)) return candidate;
-    }
-    throw EnvironmentError(fmt::format("cannot find leakgate's data (looked in {} and {})",
-                                       LEAKGATE_SOURCE_DIR, installed.string()));
+    const fs::path exe = fs::read_symlink("/proc/self/exe");
+    // Installed: PREFIX/bin/leakgate beside PREFIX/share/leakgate (cmake --install), and the Python
+    // package's leakgate_dsl/bin/leakgate beside leakgate_dsl/share/leakgate (the wheel).
+    const fs::path installed = exe.parent_path().parent_path() / "share/leakgate";
+    if (holdsData(installed)) return installed;
+    // A binary of the build tree (the CLI, the tests) reads the source tree it was built from; an
+    // installed one never does, even where that tree still exists.
+    const fs::path buildTree = fs::weakly_canonical(LEAKGATE_BINARY_DIR);
+    if (isWithin(fs::weakly_canonical(exe), buildTree) && holdsData(LEAKGATE_SOURCE_DIR))
+        return LEAKGATE_SOURCE_DIR;
+    throw EnvironmentError(fmt::format(
+        "cannot find leakgate's data: {} holds none (an installed leakgate keeps it there), and {} is "
+        "not a binary of the build tree {}; set LEAKGATE_DATA_DIR to a folder that holds it",
+        installed.string(), exe.string(), buildTree.string()));
 }
 
 } // namespace leakgate

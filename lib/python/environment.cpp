@@ -72,6 +72,9 @@ std::string majorMinor(const std::string& version) {
 } // namespace
 
 std::string buildPythonExecutable() {
+    // The Python package's launcher (leakgate-dsl) names the venv's interpreter it runs in: the
+    // one the wheel was built with may have been a temporary build environment.
+    if (const char* chosen = std::getenv("LEAKGATE_DEFAULT_PYTHON"); chosen && *chosen) return chosen;
     return LEAKGATE_PYTHON_EXECUTABLE;
 }
 std::string embeddedPythonVersion() {

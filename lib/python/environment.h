@@ -20,7 +20,8 @@ struct Environment {
     std::vector<std::string> path; // that interpreter's sys.path, without the script directory
 };
 
-// The interpreter leakgate was built against (its libpython is the one embedded).
+// The interpreter whose environment a command runs in without --python: $LEAKGATE_DEFAULT_PYTHON
+// when set, else the one leakgate was built against (its libpython is the one embedded).
 std::string buildPythonExecutable();
 // "3.11": the major.minor this build embeds.
 std::string embeddedPythonVersion();

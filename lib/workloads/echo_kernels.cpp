@@ -1,10 +1,13 @@
 #include "lib/workloads/echo_kernels.h"
 
+#include "lib/base/data_dir.h"
+#include "lib/base/errors.h"
 #include "lib/workloads/encodings.h"
 
 #include <fmt/format.h>
 
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 
@@ -13,6 +16,12 @@ namespace leakgate::cuda {
 std::string echoKernelImage() {
     const char* override = std::getenv("LEAKGATE_ECHO_KERNEL_IMAGE");
     if (override && *override) return override;
+    // An installed leakgate has it with its data (cmake/install.cmake); a build, in its build tree.
+    try {
+        std::filesystem::path installed = dataDir() / "kernels/echo_scalars.fatbin";
+        if (std::filesystem::exists(installed)) return installed.string();
+    } catch (const EnvironmentError&) {
+    }
 #ifdef LEAKGATE_ECHO_KERNEL_IMAGE
     return LEAKGATE_ECHO_KERNEL_IMAGE;
 #else

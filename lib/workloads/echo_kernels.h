@@ -13,8 +13,8 @@
 
 namespace leakgate::cuda {
 
-// The image nvcc built: $LEAKGATE_ECHO_KERNEL_IMAGE when set, else the build's own; empty when
-// this build has none (no nvcc at configure time).
+// The image nvcc built: $LEAKGATE_ECHO_KERNEL_IMAGE when set, else an installed leakgate's (with
+// its data), else the build's own; empty when this build has none (no nvcc at configure time).
 std::string echoKernelImage();
 
 // The echo module loaded into the primary context; unloaded by the destructor.

@@ -4,18 +4,12 @@
 
 #include "lib/report/model.h"
 #include "lib/workloads/spec.h"
-#include "probes/probe.h"
-
-#include <functional>
+#include "probes/measurement.h"
 
 namespace leakgate::workloads {
 
-// Runs `body` under gc.disable() and then the probes' three reads (probes/probe.h). `body`
-// reports the target's own failures (an exception it raised) in `result.error` and the probes
-// still run: what they find is kept. A probe that invalidates the measurement (the gc guard)
-// turns every check not yet decided into `error`. Check names get `checkPrefix`.
-void measure(WorkloadResult& result, probes::ProbeList& probes, const std::function<void()>& body,
-             const std::string& checkPrefix = "");
+// Every workload runs its code through the probes' three reads (probes/measurement.h).
+using probes::measure;
 
 // The workloads; lib/worker/registry.cpp lists them with their checks.
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The folders of leakgate are layers: a file may include its own folder and the layers below it,
 never one above it, and never a peer on its own level. Reads the `#include "..."` lines of every
-C++ file under lib/, probes/ and cmd/; exits 1 naming each include that breaks the order.
+C++ file under lib/, probes/, cmd/ and package/; exits 1 naming each include that breaks the order.
 
     check_layers.py [ROOT]      check the tree at ROOT (default: this repository)
     check_layers.py --self-test the checker on small trees that break each rule (it must fail them)
@@ -22,7 +22,7 @@ LAYERS = [
     ["lib/lint"],
     ["lib/worker"],
     ["lib/commands"],
-    ["cmd"],
+    ["cmd", "package"],
 ]
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
 SOURCES = (".h", ".hpp", ".cpp", ".cc")
@@ -46,7 +46,7 @@ def level_of(folder):
 
 def violations(root):
     found = []
-    for top in ("lib", "probes", "cmd"):
+    for top in ("lib", "probes", "cmd", "package"):
         for directory, _, files in os.walk(os.path.join(root, top)):
             for name in sorted(files):
                 if not name.endswith(SOURCES):

@@ -1,0 +1,317 @@
+"""leakgate's pytest plugin (entry point `pytest11: leakgate`; `-p no:leakgate` disables it).
+
+    @pytest.mark.leakgate(frame_cycles=0, sentinels="freed-by-refcount")
+    def test_decorating_frees_the_callers_locals(leakgate):
+        tensor = leakgate.sentinel("tensor", 64 << 20)
+        @dsl.kernel
+        def kernel(): ...
+
+A marked test's body (the test function's call, not its fixtures) runs in a region: gc disabled,
+then the three reads after it returns. A limit it breaks fails the test with leakgate's
+explanation; a measurement that could not be made (a collection leakgate did not start) fails it
+too, never passes it. `--leakgate` measures every test with the default limits. The figures go to
+the test's user_properties, so `--junitxml` carries them. `worker=True` (or `--leakgate-worker`)
+runs the measured call in a forked worker process: a crash or a hang there fails that test only.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import signal
+import sys
+import time
+import traceback
+import warnings
+from dataclasses import dataclass
+from typing import Any, Optional
+
+import pytest
+
+from leakgate_dsl import _api, _native
+from leakgate_dsl._results import Result, result_from
+
+# The marker's keywords and their defaults (the limits of _api.violations, and how to run).
+LIMITS = {
+    "frame_cycles": 0,
+    "retained_frames": 0,
+    "sentinels": "freed-by-refcount",
+    "allocations": None,
+    "net_blocks": None,
+    "cyclic_garbage": None,
+}
+RUN_OPTIONS = {"worker": False, "timeout": 300.0}
+MARKER_DOC = ("leakgate(frame_cycles=0, retained_frames=0, sentinels='freed-by-refcount', "
+              "allocations=None, net_blocks=None, cyclic_garbage=None, worker=False, timeout=300): "
+              "measure the test's body with leakgate under gc.disable() and fail it on a frame cycle, "
+              "a retained frame or a sentinel that outlived its frame (None: not judged)")
+
+
+@dataclass(frozen=True)
+class Settings:
+    limits: dict
+    worker: bool
+    timeout: float
+
+
+_SETTINGS = pytest.StashKey[Optional[Settings]]()
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("leakgate", "leakgate: memory kept alive under gc.disable()")
+    group.addoption("--leakgate", action="store_true", default=False,
+                    help="measure every test's body: fail it on frame cycles, retained frames and "
+                         "sentinels that outlived their frames")
+    group.addoption("--leakgate-worker", action="store_true", default=False,
+                    help="run each measured test's body in a forked worker process (a crash or hang "
+                         "fails that test only)")
+    group.addoption("--leakgate-timeout", type=float, default=None,
+                    help="seconds a worker process may run (default: the marker's timeout, 300)")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", MARKER_DOC)
+    config.pluginmanager.register(WorkerCall(), "leakgate-worker")
+
+
+def _settings_of(item: pytest.Item) -> Optional[Settings]:
+    """The item's settings, or None when it is not measured. Raises pytest.UsageError-like
+    failures for a marker that names what does not exist."""
+    marker = item.get_closest_marker("leakgate")
+    config = item.config
+    if marker is None and not config.getoption("--leakgate"):
+        return None
+    keywords = dict(marker.kwargs) if marker else {}
+    if marker and marker.args:
+        raise ValueError(f"@pytest.mark.leakgate takes keywords only, got positional {marker.args!r}")
+    unknown = sorted(set(keywords) - set(LIMITS) - set(RUN_OPTIONS))
+    if unknown:
+        raise ValueError(f"@pytest.mark.leakgate: unknown keyword{'s' if len(unknown) > 1 else ''} "
+                         f"{', '.join(unknown)} (known: {', '.join([*LIMITS, *RUN_OPTIONS])})")
+    limits = {name: keywords.get(name, default) for name, default in LIMITS.items()}
+    for name in ("frame_cycles", "retained_frames", "allocations", "net_blocks", "cyclic_garbage"):
+        value = limits[name]
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 0):
+            raise ValueError(f"@pytest.mark.leakgate: {name} must be an int >= 0 or None, got {value!r}")
+    if limits["sentinels"] is not None and limits["sentinels"] not in _api.SENTINEL_RULES:
+        raise ValueError(f"@pytest.mark.leakgate: sentinels must be one of "
+                         f"{', '.join(map(repr, _api.SENTINEL_RULES))} or None, got {limits['sentinels']!r}")
+    worker = bool(keywords.get("worker", False)) or config.getoption("--leakgate-worker")
+    timeout = config.getoption("--leakgate-timeout") or keywords.get("timeout", RUN_OPTIONS["timeout"])
+    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout <= 0:
+        raise ValueError(f"@pytest.mark.leakgate: timeout must be a positive number of seconds, got {timeout!r}")
+    return Settings(limits, worker, float(timeout))
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    try:
+        item.stash[_SETTINGS] = _settings_of(item)
+    except ValueError as error:
+        item.stash[_SETTINGS] = None
+        pytest.fail(str(error), pytrace=False)
+
+
+def _record(item: pytest.Item, result: Result) -> None:
+    """The figures as the test's user properties (JUnit <property> elements)."""
+    properties = [
+        ("leakgate.valid", result.valid),
+        ("leakgate.frame_cycles", len(result.frame_cycles)),
+        ("leakgate.retained_frames", len(result.retained_frames)),
+        ("leakgate.pinned_bytes", result.pinned_bytes),
+    ]
+    for name, value in (("allocations", result.allocations), ("net_blocks", result.net_blocks),
+                        ("cyclic_garbage", result.cyclic_garbage)):
+        if value is not None:
+            properties.append((f"leakgate.{name}", value))
+    for verdict in result.sentinels:
+        properties.append((f"leakgate.sentinel.{verdict.label}", verdict.verdict))
+    culprits = result.frame_cycles or result.retained_frames
+    if culprits and culprits[0].culprit:
+        culprit = culprits[0].culprit
+        properties.append(("leakgate.culprit", f"{culprit.function} ({culprit.file}:{culprit.line})"))
+        properties.append(("leakgate.locals", ",".join(culprits[0].locals)))
+    if result.error:
+        properties.append(("leakgate.error", result.error))
+    item.user_properties.extend(properties)
+
+
+def _judge(item: pytest.Item, settings: Settings, result: Result) -> None:
+    _record(item, result)
+    try:
+        found = _api.violations(result, **settings.limits)
+    except _api.MeasurementError as error:
+        pytest.fail(f"{error}\n\n{result.text}", pytrace=False)
+    if found:
+        pytest.fail("leakgate: " + "; ".join(found) + "\n\n" + result.text, pytrace=False)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_pyfunc_call(pyfuncitem: pytest.Function):
+    settings = pyfuncitem.stash.get(_SETTINGS, None)
+    if settings is None or settings.worker:
+        return (yield)  # not measured, or measured in a worker (pytest_pyfunc_call below)
+    region = _api.Region(pyfuncitem.nodeid)
+    region.__enter__()
+    try:
+        outcome = yield
+    except BaseException:
+        region.__exit__(*sys.exc_info())
+        raise
+    region.__exit__(None, None, None)
+    _judge(pyfuncitem, settings, region.result)
+    return outcome
+
+
+# ---- the worker option -----------------------------------------------------------------------
+
+def _child(pyfuncitem: pytest.Function, write_fd: int) -> None:
+    """In the forked worker: the measured call, then one JSON message on `write_fd`."""
+    try:
+        os.setpgid(0, 0)  # its own group, so a timeout kills what it started too
+    except OSError:
+        pass
+    message: dict[str, Any]
+    try:
+        testargs = {name: pyfuncitem.funcargs[name] for name in pyfuncitem._fixtureinfo.argnames}
+        region = _api.Region(pyfuncitem.nodeid)
+        region.__enter__()
+        try:
+            pyfuncitem.obj(**testargs)
+        except BaseException:
+            kind, error, tb = sys.exc_info()
+            region.__exit__(kind, error, tb)
+            outcome = ("skip" if isinstance(error, pytest.skip.Exception) else
+                       "xfail" if isinstance(error, pytest.xfail.Exception) else "raised")
+            message = {"outcome": outcome, "message": str(error),
+                       "traceback": "".join(traceback.format_exception(kind, error, tb))}
+            del kind, error, tb
+        else:
+            region.__exit__(None, None, None)
+            message = {"outcome": "returned", "result": region.result.json, "text": region.result.text}
+        del testargs
+    except BaseException:
+        message = {"outcome": "raised", "message": "leakgate's worker failed",
+                   "traceback": traceback.format_exc()}
+    data = json.dumps(message).encode()
+    view = memoryview(data)
+    while view:
+        view = view[os.write(write_fd, view):]
+
+
+def _signal_name(number: int) -> str:
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return f"signal {number}"
+
+
+def _run_in_worker(pyfuncitem: pytest.Function, settings: Settings) -> dict:
+    read_fd, write_fd = os.pipe()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)  # 3.12+: fork with threads alive
+        pid = os.fork()
+    if pid == 0:
+        status = 0
+        try:
+            os.close(read_fd)
+            _child(pyfuncitem, write_fd)
+            sys.stdout.flush()
+            sys.stderr.flush()
+        except BaseException:
+            status = 70
+        finally:
+            os._exit(status)
+    os.close(write_fd)
+    chunks = []
+    deadline = time.monotonic() + settings.timeout
+    timed_out = False
+    try:
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                timed_out = True
+                break
+            ready, _, _ = select.select([read_fd], [], [], left)
+            if not ready:
+                continue
+            chunk = os.read(read_fd, 1 << 16)
+            if not chunk:
+                break
+            chunks.append(chunk)
+    finally:
+        os.close(read_fd)
+        if timed_out:
+            for kill in (lambda: os.killpg(pid, signal.SIGKILL), lambda: os.kill(pid, signal.SIGKILL)):
+                try:
+                    kill()
+                except OSError:
+                    pass
+        _, status = os.waitpid(pid, 0)
+    where = f"leakgate's worker process (pid {pid}) for {pyfuncitem.nodeid}"
+    if timed_out:
+        pytest.fail(f"{where} ran past its timeout of {settings.timeout:g} s and was killed; "
+                    "nothing was measured", pytrace=False)
+    if os.WIFSIGNALED(status):
+        pytest.fail(f"{where} was killed by {_signal_name(os.WTERMSIG(status))} before it reported; "
+                    "nothing was measured", pytrace=False)
+    try:
+        return json.loads(b"".join(chunks))
+    except ValueError:
+        code = os.WEXITSTATUS(status) if os.WIFEXITED(status) else status
+        pytest.fail(f"{where} exited with status {code} without a result; nothing was measured",
+                    pytrace=False)
+
+
+class WorkerCall:
+    """Runs a worker-measured test instead of pytest's own call (a plugin object of its own: this
+    module already has a pytest_pyfunc_call, the in-process wrapper)."""
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_pyfunc_call(self, pyfuncitem: pytest.Function) -> Optional[bool]:
+        settings = pyfuncitem.stash.get(_SETTINGS, None)
+        if settings is None or not settings.worker:
+            return None
+        message = _run_in_worker(pyfuncitem, settings)
+        if message["outcome"] == "skip":
+            pytest.skip(message["message"])
+        if message["outcome"] == "xfail":
+            pytest.xfail(message["message"])
+        if message["outcome"] == "raised":
+            pytest.fail(f"in leakgate's worker process the test raised:\n{message['traceback']}",
+                        pytrace=False)
+        result = result_from({"json": json.dumps(message["result"]), "text": message["text"]})
+        _judge(pyfuncitem, settings, result)
+        return True
+
+
+# ---- the fixture -----------------------------------------------------------------------------
+
+class Leakgate:
+    """The `leakgate` fixture: sentinels, regions and the assertion helpers for one test. A device
+    sentinel where CUDA cannot be used skips the test with the reason."""
+
+    region = staticmethod(_api.region)
+    measure = staticmethod(_api.measure)
+    explain = staticmethod(_api.explain)
+    per_call = staticmethod(_api.per_call)
+    assert_clean = staticmethod(_api.assert_clean)
+    assert_per_call = staticmethod(_api.assert_per_call)
+    sentinel = staticmethod(_api.sentinel)
+    track = staticmethod(_api.track)
+
+    @staticmethod
+    def device_sentinel(label: str, nbytes: int) -> "_native.DeviceSentinel":
+        try:
+            return _api.device_sentinel(label, nbytes)
+        except _native.CudaUnavailable as error:
+            pytest.skip(f"leakgate: no device sentinel, CUDA cannot be used here: {error}")
+
+
+@pytest.fixture
+def leakgate() -> Leakgate:
+    """leakgate's sentinels and regions (see leakgate_dsl.pytest_plugin)."""
+    return Leakgate()

@@ -1,0 +1,80 @@
+#include "probes/measurement.h"
+
+#include "lib/python/gc_debug_guard.h"
+
+#include <pybind11/pybind11.h>
+
+#include <algorithm>
+
+namespace leakgate::probes {
+
+namespace py = pybind11;
+
+Measurement::Measurement(WorkloadResult& result, ProbeList& probes, std::string checkPrefix)
+    : result_(result), probes_(probes), checkPrefix_(std::move(checkPrefix)) {}
+
+void Measurement::begin() {
+    started_ = std::chrono::steady_clock::now();
+    py::module_::import("gc").attr("disable")();
+    // Garbage made before the measured code (interpreter start-up, imports) is not its doing.
+    collect();
+    collectorGarbage().attr("clear")();
+    for (auto& probe : probes_)
+        probe->before();
+}
+
+void Measurement::finish() {
+    py::module_ gc = py::module_::import("gc");
+    py::list garbage = collectorGarbage();
+    // A probe that sets a new error (the gc guard) invalidates every check after it.
+    bool invalid = false;
+    auto read = [&](const std::function<void(Probe&)>& call) {
+        for (auto& probe : probes_) {
+            if (invalid) return;
+            std::string errorBefore = result_.error ? result_.error->message : "";
+            call(*probe);
+            invalid = result_.error && result_.error->message != errorBefore;
+        }
+    };
+    // Read 1: before any collection.
+    read([&](Probe& probe) { probe.afterReturn(result_); });
+    // Read 2: one collection that saves what it finds instead of freeing it.
+    if (!invalid) {
+        python::GcDebugGuard saveAll(python::GcDebugGuard::kSaveAll);
+        collect();
+        std::vector<PyObject*> saved; // Borrowed references: gc.garbage keeps them alive
+        saved.reserve(garbage.size());
+        for (py::handle object : garbage)
+            saved.push_back(object.ptr());
+        read([&](Probe& probe) { probe.inGarbage(saved, result_); });
+        garbage.attr("clear")();
+    }
+    // Read 3: a real collection.
+    if (!invalid) {
+        collect();
+        read([&](Probe& probe) { probe.afterCollection(result_); });
+    }
+    gc.attr("disable")();
+
+    for (auto& probe : probes_) {
+        if (!probe->decidesCheck()) continue;
+        bool decided =
+            std::any_of(result_.checks.begin(), result_.checks.end(),
+                        [&](const CheckResult& check) { return check.name == probe->name(); });
+        if (!decided && invalid)
+            result_.checks.push_back({std::string(probe->name()), Status::kError, result_.error->message});
+    }
+    for (auto& check : result_.checks)
+        check.name = checkPrefix_ + check.name;
+    result_.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
+}
+
+void measure(WorkloadResult& result, ProbeList& probes, const std::function<void()>& body,
+             const std::string& checkPrefix) {
+    Measurement measurement(result, probes, checkPrefix);
+    measurement.begin();
+    body();
+    measurement.finish();
+}
+
+} // namespace leakgate::probes

@@ -1,0 +1,41 @@
+// The three reads (docs/definitions.md, "Reads") around code run under gc.disable(): a
+// Measurement owns the collector from begin() to finish() and calls every probe at each read
+// (probes/probe.h). The workloads of a worker measure a callable (measure()); the Python
+// package's region measures the body of a `with` statement, so the two halves are separate.
+#pragma once
+
+#include "lib/report/model.h"
+#include "probes/probe.h"
+
+#include <chrono>
+#include <functional>
+#include <string>
+
+namespace leakgate::probes {
+
+class Measurement {
+  public:
+    // Check names get `checkPrefix`. `result` and `probes` must outlive the measurement.
+    Measurement(WorkloadResult& result, ProbeList& probes, std::string checkPrefix = "");
+
+    // Disables the collector, collects what was garbage before (not the measured code's doing),
+    // and calls the probes' `before`. The gc watch (watchGc) must be running.
+    void begin();
+    // The three reads, then: every check a probe did not decide becomes `error` when a probe (the
+    // gc guard) invalidated the measurement; names get the prefix; the seconds are set. The
+    // collector stays disabled. Measured code that raised reports it in `result.error` first:
+    // the probes still read, and what they find is kept.
+    void finish();
+
+  private:
+    WorkloadResult& result_;
+    ProbeList& probes_;
+    std::string checkPrefix_;
+    std::chrono::steady_clock::time_point started_;
+};
+
+// begin(), `body`, finish().
+void measure(WorkloadResult& result, ProbeList& probes, const std::function<void()>& body,
+             const std::string& checkPrefix = "");
+
+} // namespace leakgate::probes

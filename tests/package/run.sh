@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# The Python package's tests for one CPython, as a user gets the package: build the wheel, install it
+# into a fresh venv, run tests/package from a directory outside the source tree.
+#
+#   tests/package/run.sh PYTHON [--sdist]
+# --sdist: build with `python -m build` (an sdist, then the wheel from that sdist, from scratch), as
+# a release would; without it, `pip wheel` with a build directory kept in build-wheel/X.Y, so a
+# second run rebuilds only what changed. LEAKGATE_REAL_DSL=0 leaves out the real nvidia-cutlass-dsl
+# releases (they come from PyPI or pip's cache).
+set -euo pipefail
+python=$1
+mode=${2:-}
+root=$(cd "$(dirname "$0")/../.." && pwd)
+version=$("$python" -c 'import sys; print("%d.%d" % sys.version_info[:2])')
+work=$(mktemp -d "${TMPDIR:-/tmp}/leakgate-package.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+
+started=$SECONDS
+if [ "$mode" = "--sdist" ]; then
+    "$python" -m venv "$work/tools"
+    "$work/tools/bin/python" -m pip install -q --disable-pip-version-check build
+    "$work/tools/bin/python" -m build --outdir "$work/dist" "$root"
+    sdist=$(ls "$work"/dist/leakgate_dsl-*.tar.gz)
+    echo "=== sdist: $(basename "$sdist"), $(du -k "$sdist" | cut -f1) KiB"
+else
+    "$python" -m pip wheel -q --disable-pip-version-check --no-deps -w "$work/dist" \
+        -Cbuild-dir="$root/build-wheel/$version" "$root"
+fi
+wheel=$(ls "$work"/dist/leakgate_dsl-*.whl)
+echo "=== wheel: $(basename "$wheel"), $(du -k "$wheel" | cut -f1) KiB, built in $((SECONDS - started)) s"
+
+"$python" -m venv "$work/venv"
+"$work/venv/bin/python" -m pip install -q --disable-pip-version-check "$wheel" pytest
+mkdir "$work/run"
+cd "$work/run"
+LEAKGATE_WHEEL="$wheel" "$work/venv/bin/python" -m pytest -p no:cacheprovider -rs \
+    --rootdir "$root/tests/package" "$root/tests/package"

@@ -1,0 +1,1 @@
+"""`cutlass` as leakgate's reference runtime, for running examples/ without the real DSL."""

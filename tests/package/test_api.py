@@ -1,0 +1,242 @@
+"""leakgate_dsl's Python API, in this process: regions, sentinels, explain() and the assertions,
+on the bundled 4.6.1 model (a frame cycle) and its fixed counterpart."""
+
+import ctypes
+import gc
+import os
+import sys
+
+import pytest
+
+import leakgate_dsl
+from conftest import PACKAGE, SOURCE
+
+MIB = 1 << 20
+
+
+def decorate_with(dsl, nbytes=64 * MIB):
+    """What a user's code does: holds its data in a local while it decorates a kernel."""
+    tensor = leakgate_dsl.sentinel("tensor", nbytes)
+
+    @dsl.kernel
+    def kernel():
+        pass
+
+    return None
+
+
+def test_the_package_is_the_installed_one_not_the_source_tree():
+    assert not str(PACKAGE).startswith(str(SOURCE) + os.sep), PACKAGE
+    assert (PACKAGE / "bin/leakgate").is_file()
+    assert (PACKAGE / "share/leakgate/lib/workloads/harness.py").is_file()
+    assert leakgate_dsl._native.__file__.startswith(str(PACKAGE))
+    assert leakgate_dsl.__version__
+
+
+def test_a_region_explains_the_models_frame_cycle(model):
+    result = leakgate_dsl.measure(decorate_with, model)
+    assert result.valid, result.error
+    assert result.check("frame-cycle").status == "fail"
+    assert result.check("sentinels").status == "fail"
+    [verdict] = result.sentinels
+    assert (verdict.label, verdict.verdict, verdict.bytes) == ("tensor", "freed-by-gc-only", 64 * MIB)
+    cycle = result.frame_cycles[0]
+    assert cycle.culprit.function == "ModelDSL.kernel", cycle
+    assert "cur_frame" in cycle.locals
+    assert any(frame.function == "decorate_with" for frame in cycle.frames)
+    assert result.pinned_bytes >= 64 * MIB
+    assert "ModelDSL.kernel" in result.text and "cur_frame" in result.text
+    assert result.cyclic_garbage >= 2 and result.allocations > 0
+
+
+def test_the_fixed_model_is_clean(clean_model):
+    result = leakgate_dsl.measure(decorate_with, clean_model)
+    assert result.valid, result.error
+    assert [c.status for c in result.checks if c.name != "device-memory"] == ["pass", "pass", "pass"]
+    assert [v.verdict for v in result.sentinels] == ["freed-by-refcount"]
+    assert leakgate_dsl.violations(result) == []
+
+
+def test_assert_clean_raises_with_the_explanation(model):
+    with pytest.raises(AssertionError) as raised:
+        leakgate_dsl.assert_clean(leakgate_dsl.measure(decorate_with, model))
+    message = str(raised.value)
+    for expected in ("frame cycle", "ModelDSL.kernel", "cur_frame", "freed-by-gc-only", "fix:"):
+        assert expected in message, message
+
+
+def test_assertion_helpers(model, clean_model):
+    leakgate_dsl.assert_no_frame_cycles(decorate_with, clean_model)
+    leakgate_dsl.assert_sentinels_freed(decorate_with, clean_model)
+    with pytest.raises(AssertionError, match="ModelDSL.kernel"):
+        leakgate_dsl.assert_no_frame_cycles(decorate_with, model)
+    with pytest.raises(AssertionError, match="freed-by-gc-only"):
+        leakgate_dsl.assert_sentinels_freed(decorate_with, model)
+    with pytest.raises(leakgate_dsl.MeasurementError, match="made no sentinel"):
+        leakgate_dsl.assert_sentinels_freed(lambda: None)
+
+
+def test_with_statement_region_and_gc_state_restored(model):
+    gc.enable()
+    with leakgate_dsl.region("decorate") as measured:
+        assert not gc.isenabled()
+        decorate_with(model)
+    assert gc.isenabled()
+    assert measured.result.check("frame-cycle").status == "fail"
+    gc.disable()
+    try:
+        with leakgate_dsl.region():
+            pass
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
+
+
+def test_a_collection_by_anyone_else_makes_the_result_invalid_never_clean(clean_model):
+    def collects():
+        decorate_with(clean_model)
+        gc.collect()
+
+    result = leakgate_dsl.measure(collects)
+    assert not result.valid
+    assert "collection" in result.error and "leakgate did not start" in result.error
+    assert all(c.status == "error" for c in result.checks if c.name != "device-memory")
+    with pytest.raises(leakgate_dsl.MeasurementError, match="could not measure"):
+        leakgate_dsl.assert_clean(result)
+
+
+def test_gc_enable_in_the_body_makes_it_invalid():
+    result = leakgate_dsl.measure(gc.enable)
+    assert not result.valid and "re-enabled" in result.error
+
+
+def test_a_region_that_raised_propagates_and_measures_nothing():
+    region = leakgate_dsl.region("raises")
+    with pytest.raises(ZeroDivisionError):
+        with region:
+            1 / 0
+    assert not region.result.valid
+    assert "ZeroDivisionError" in region.result.error
+
+
+def test_a_region_entered_twice_or_nested_is_a_clear_error():
+    region = leakgate_dsl.region("once")
+    with region:
+        with pytest.raises(RuntimeError, match="already active"):
+            region.__enter__()
+        with pytest.raises(RuntimeError, match="do not nest"):
+            with leakgate_dsl.region("inner"):
+                pass
+    with pytest.raises(RuntimeError, match="already measured"):
+        with region:
+            pass
+    with leakgate_dsl.region("after"):  # the errors left nothing behind
+        pass
+
+
+@pytest.mark.parametrize("nbytes, error, match", [
+    (0, ValueError, "positive"), (-5, ValueError, "positive"), (1.5, TypeError, "int"),
+    (True, TypeError, "int"),
+])
+def test_bad_sentinel_sizes(nbytes, error, match):
+    with leakgate_dsl.region():
+        with pytest.raises(error, match=match):
+            leakgate_dsl.sentinel("bad", nbytes)
+
+
+def test_sentinels_need_a_region():
+    with pytest.raises(RuntimeError, match="no region is measuring"):
+        leakgate_dsl.sentinel("outside", 1024)
+
+
+def test_track_any_weakrefable_object(model):
+    class Tensor:
+        nbytes = 4096
+
+    def user():
+        data = leakgate_dsl.track(Tensor(), "tensor")
+
+        @model.kernel
+        def kernel():
+            pass
+
+    result = leakgate_dsl.measure(user)
+    assert [(v.label, v.bytes, v.kind, v.verdict) for v in result.sentinels] == [
+        ("tensor", 4096, "host", "freed-by-gc-only")]
+    with leakgate_dsl.region():
+        with pytest.raises(TypeError, match="cannot be weakly referenced"):
+            leakgate_dsl.track(12345)
+
+
+def test_device_sentinel_without_cuda_says_why():
+    status = leakgate_dsl.cuda_status()
+    with leakgate_dsl.region():
+        if status["available"]:
+            sentinel = leakgate_dsl.device_sentinel("device", MIB)
+            assert sentinel.nbytes == MIB
+            del sentinel
+        else:
+            with pytest.raises(leakgate_dsl.CudaUnavailable) as raised:
+                leakgate_dsl.device_sentinel("device", MIB)
+            assert str(raised.value) == status["reason"] and status["reason"]
+
+
+def test_explain_gc_garbage_like_the_cli(model):
+    gc.disable()
+    try:
+        gc.collect()
+
+        def decorate():
+            payload = bytearray(8 * MIB)
+
+            @model.kernel
+            def kernel():
+                pass
+
+        decorate()
+        gc.set_debug(gc.DEBUG_SAVEALL)
+        gc.collect()
+        gc.set_debug(0)
+        result = leakgate_dsl.explain(gc.garbage)
+        gc.garbage.clear()
+    finally:
+        gc.set_debug(0)
+        gc.enable()
+    [cycle] = result.frame_cycles
+    assert cycle.culprit.function == "ModelDSL.kernel" and "cur_frame" in cycle.locals
+    assert cycle.bytes >= 8 * MIB
+    assert "frame-cycle: local `cur_frame` of `ModelDSL.kernel`" in result.text
+
+
+def test_per_call_counts_cyclic_garbage_and_allocations():
+    def leaves_a_ctypes_cycle():
+        # ctypes.cast keeps its source in the result's _objects, keyed by the result's own id: the
+        # launch path's cycle, one per scalar argument per launch.
+        ctypes.cast(ctypes.pointer(ctypes.c_int(7)), ctypes.c_void_p)
+
+    def clean():
+        return 7 + 1
+
+    figures = leakgate_dsl.per_call(leaves_a_ctypes_cycle, calls=500, warmup=10)
+    assert figures.cyclic_garbage > 0.9 and figures.allocations > 1, figures
+    assert leakgate_dsl.per_call(clean, calls=500).cyclic_garbage == 0
+    leakgate_dsl.assert_per_call(clean, calls=500, cyclic_garbage=0, net_blocks=0)
+    with pytest.raises(AssertionError, match="cyclic-garbage objects per call"):
+        leakgate_dsl.assert_per_call(leaves_a_ctypes_cycle, calls=200, cyclic_garbage=0)
+    with pytest.raises(ValueError, match="calls"):
+        leakgate_dsl.per_call(clean, calls=0)
+
+
+_REGISTRY = []
+
+
+def test_retained_frames_are_new_ones_only():
+    def keeps_its_frame():
+        _REGISTRY.append(sys._getframe())
+
+    keeps_its_frame()  # retained before the region: not this measurement's doing
+    result = leakgate_dsl.measure(keeps_its_frame)
+    assert result.check("retained-frame").status == "fail"
+    assert len(result.retained_frames) == 1 and result.details["earlier_retained_frames"] >= 1
+    _REGISTRY.clear()
+    assert leakgate_dsl.measure(lambda: None).check("retained-frame").status == "pass"

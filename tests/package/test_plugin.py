@@ -1,0 +1,231 @@
+"""The pytest plugin, through pytester in a fresh pytest process each: the marker, the fixture,
+--leakgate, the figures in JUnit XML, the worker option, and pytest's own collections."""
+
+import xml.etree.ElementTree as ElementTree
+
+import pytest
+
+from conftest import CLEAN_MODEL, MODEL_461
+
+HEADER = f"""
+import importlib.util
+import pytest
+
+def _load(path, name):
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+model = _load({str(MODEL_461)!r}, "model_461")
+clean = _load({str(CLEAN_MODEL)!r}, "clean_model")
+"""
+
+LEAKING_AND_CLEAN = HEADER + """
+@pytest.mark.leakgate(frame_cycles=0, sentinels="freed-by-refcount")
+def test_leaks(leakgate):
+    tensor = leakgate.sentinel("tensor", 64 << 20)
+
+    @model.kernel
+    def kernel():
+        pass
+
+@pytest.mark.leakgate
+def test_clean(leakgate):
+    tensor = leakgate.sentinel("tensor", 64 << 20)
+
+    @clean.kernel
+    def kernel():
+        pass
+"""
+
+
+def test_the_marker_fails_the_leak_with_the_culprit_and_passes_the_fix(pytester):
+    pytester.makepyfile(LEAKING_AND_CLEAN)
+    run = pytester.runpytest_subprocess("-rA")
+    run.assert_outcomes(passed=1, failed=1)
+    output = run.stdout.str()
+    for expected in ("test_leaks", "frame cycle", "ModelDSL.kernel", "cur_frame",
+                     "sentinel `tensor` (67108864 bytes, host) was freed-by-gc-only", "fix:"):
+        assert expected in output, output
+
+
+def test_the_figures_go_to_junit_xml(pytester):
+    pytester.makepyfile(LEAKING_AND_CLEAN)
+    pytester.runpytest_subprocess("--junitxml=report.xml")
+    tree = ElementTree.parse(pytester.path / "report.xml")
+    properties = {case.get("name"): {p.get("name"): p.get("value") for p in case.iter("property")}
+                  for case in tree.iter("testcase")}
+    assert properties["test_leaks"]["leakgate.frame_cycles"] == "1"
+    assert properties["test_leaks"]["leakgate.sentinel.tensor"] == "freed-by-gc-only"
+    assert properties["test_leaks"]["leakgate.culprit"].startswith("ModelDSL.kernel")
+    assert properties["test_leaks"]["leakgate.locals"] == "cur_frame"
+    assert int(properties["test_leaks"]["leakgate.pinned_bytes"]) >= 64 << 20
+    assert properties["test_clean"]["leakgate.frame_cycles"] == "0"
+    assert properties["test_clean"]["leakgate.sentinel.tensor"] == "freed-by-refcount"
+
+
+def test_dash_dash_leakgate_measures_every_test(pytester):
+    pytester.makepyfile(HEADER + """
+def test_unmarked_leak():
+    @model.kernel
+    def kernel():
+        pass
+
+def test_unmarked_clean():
+    @clean.kernel
+    def kernel():
+        pass
+""")
+    pytester.runpytest_subprocess().assert_outcomes(passed=2)
+    run = pytester.runpytest_subprocess("--leakgate")
+    run.assert_outcomes(passed=1, failed=1)
+    assert "ModelDSL.kernel" in run.stdout.str()
+
+
+def test_dash_p_no_leakgate_disables_the_plugin(pytester):
+    pytester.makepyfile(HEADER + """
+@pytest.mark.leakgate
+def test_leak():
+    @model.kernel
+    def kernel():
+        pass
+""")
+    pytester.runpytest_subprocess().assert_outcomes(failed=1)
+    pytester.runpytest_subprocess("-p", "no:leakgate").assert_outcomes(passed=1)
+
+
+def test_unknown_marker_keywords_are_an_error_naming_them(pytester):
+    pytester.makepyfile("""
+import pytest
+
+@pytest.mark.leakgate(frame_cycle=0)
+def test_typo():
+    pass
+
+@pytest.mark.leakgate(sentinels="sometimes")
+def test_bad_value():
+    pass
+
+@pytest.mark.leakgate(frame_cycles=0)
+def test_fine():
+    pass
+""")
+    run = pytester.runpytest_subprocess()
+    run.assert_outcomes(passed=1, errors=2)
+    output = run.stdout.str()
+    assert "unknown keyword frame_cycle (known: frame_cycles" in output, output
+    assert "sentinels must be one of" in output and "'sometimes'" in output, output
+
+
+def test_pytests_own_collections_do_not_invalidate_but_the_bodys_do(pytester):
+    pytester.makeconftest("""
+import gc
+import pytest
+
+@pytest.fixture(autouse=True)
+def collects_around_the_test():
+    gc.collect()
+    yield
+    gc.collect()
+""")
+    pytester.makepyfile("""
+import gc
+import pytest
+
+@pytest.mark.leakgate
+def test_clean_body():
+    x = [1, 2, 3]
+
+@pytest.mark.leakgate
+def test_body_collects():
+    gc.collect()
+""")
+    run = pytester.runpytest_subprocess("-rA")
+    run.assert_outcomes(passed=1, failed=1)
+    output = run.stdout.str()
+    assert "could not measure" in output and "leakgate did not start" in output, output
+
+
+def test_a_failing_assertion_is_the_tests_own_failure(pytester):
+    pytester.makepyfile("""
+import pytest
+
+@pytest.mark.leakgate
+def test_fails():
+    assert 1 == 2
+""")
+    run = pytester.runpytest_subprocess()
+    run.assert_outcomes(failed=1)
+    assert "assert 1 == 2" in run.stdout.str()
+
+
+def test_device_sentinel_skips_with_the_reason_without_cuda(pytester):
+    import leakgate_dsl
+    if leakgate_dsl.cuda_status()["available"]:
+        pytest.skip("CUDA is available here: the device sentinel is made, not skipped")
+    pytester.makepyfile("""
+import pytest
+
+@pytest.mark.leakgate
+def test_device(leakgate):
+    buffer = leakgate.device_sentinel("buffer", 1 << 20)
+""")
+    run = pytester.runpytest_subprocess("-rs")
+    run.assert_outcomes(skipped=1)
+    assert "CUDA cannot be used here" in run.stdout.str()
+
+
+WORKER = HEADER + """
+import ctypes, time
+
+@pytest.mark.leakgate(worker=True)
+def test_leak_in_worker(leakgate):
+    tensor = leakgate.sentinel("tensor", 1 << 20)
+
+    @model.kernel
+    def kernel():
+        pass
+
+@pytest.mark.leakgate(worker=True)
+def test_clean_in_worker(leakgate):
+    tensor = leakgate.sentinel("tensor", 1 << 20)
+
+    @clean.kernel
+    def kernel():
+        pass
+
+@pytest.mark.leakgate(worker=True)
+def test_crashes():
+    ctypes.string_at(0)
+
+@pytest.mark.leakgate(worker=True, timeout=2)
+def test_hangs():
+    time.sleep(60)
+
+@pytest.mark.leakgate(worker=True)
+def test_skips_in_worker():
+    pytest.skip("not here")
+
+@pytest.mark.leakgate(worker=True)
+def test_fails_in_worker():
+    assert 2 + 2 == 5
+
+def test_after_them_all():
+    pass
+"""
+
+
+def test_the_worker_option_keeps_every_other_result(pytester):
+    pytester.makepyfile(WORKER)
+    run = pytester.runpytest_subprocess("-rA", "--junitxml=report.xml")
+    run.assert_outcomes(passed=2, failed=4, skipped=1)
+    output = run.stdout.str()
+    assert "was killed by SIGSEGV before it reported" in output, output
+    assert "ran past its timeout of 2 s and was killed" in output, output
+    assert "ModelDSL.kernel" in output and "cur_frame" in output, output
+    assert "assert (2 + 2) == 5" in output or "assert 4 == 5" in output, output
+    tree = ElementTree.parse(pytester.path / "report.xml")
+    cases = {case.get("name"): case for case in tree.iter("testcase")}
+    assert {p.get("name"): p.get("value") for p in cases["test_leak_in_worker"].iter("property")}[
+        "leakgate.frame_cycles"] == "1"

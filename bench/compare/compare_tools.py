@@ -431,7 +431,8 @@ def leakgate_dsl_row(python, runs_per_model, where):
     if not os.path.exists(compare_path("probe_leakgate_dsl.py")):
         return skipped_row(tool, "leakgate_dsl imports, but bench/compare/probe_leakgate_dsl.py "
                                  "is not written yet")
-    probe = Probe(tool, "", script_argv("probe_leakgate_dsl.py"))
+    probe = Probe(tool, "", script_argv("probe_leakgate_dsl.py"),
+                  headline=first_match(r"^frame-cycle: .*"))
     return measure(probe, python, runs_per_model)
 
 

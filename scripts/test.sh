@@ -31,6 +31,14 @@ for python in "${pythons[@]}"; do
 done
 echo "=== all Pythons: $SECONDS s"
 
+# The Python package (tests/package/run.sh): the wheel installed into a fresh venv and its tests run
+# from outside the tree; on 3.11 with `python -m build --wheel` (build-wheel/3.11), on 3.12 with
+# `python -m build` (the sdist, then the wheel from it, from scratch).
+package_started=$SECONDS
+tests/package/run.sh "${pythons[1]}" || failed=1
+tests/package/run.sh "${pythons[2]}" --sdist || failed=1
+echo "=== Python package: $((SECONDS - package_started)) s"
+
 # The libFuzzer harnesses (tests/fuzz/run.sh; clang, ASan and UBSan, in build-fuzz/): every
 # committed input, then 150,000 mutations each from a fixed seed, as many at once as there are
 # cores. A crash, a leak, a hang or undefined behaviour in a reader or writer fails the run.

@@ -3,8 +3,8 @@
 # into a fresh venv, run tests/package from a directory outside the source tree.
 #
 #   tests/package/run.sh PYTHON [--sdist]
-# --sdist: build with `python -m build` (an sdist, then the wheel from that sdist, from scratch), as
-# a release would; without it, `pip wheel` with a build directory kept in build-wheel/X.Y, so a
+# --sdist: `python -m build` (an sdist, then the wheel from that sdist, from scratch), as a release
+# would; without it, `python -m build --wheel` with a build directory kept in build-wheel/X.Y, so a
 # second run rebuilds only what changed. LEAKGATE_REAL_DSL=0 leaves out the real nvidia-cutlass-dsl
 # releases (they come from PyPI or pip's cache).
 set -euo pipefail
@@ -16,14 +16,15 @@ work=$(mktemp -d "${TMPDIR:-/tmp}/leakgate-package.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 
 started=$SECONDS
+# `build` in a venv of its own: the same front end on every interpreter (an old pip has no -C).
+"$python" -m venv "$work/tools"
+"$work/tools/bin/python" -m pip install -q --disable-pip-version-check build
 if [ "$mode" = "--sdist" ]; then
-    "$python" -m venv "$work/tools"
-    "$work/tools/bin/python" -m pip install -q --disable-pip-version-check build
     "$work/tools/bin/python" -m build --outdir "$work/dist" "$root"
     sdist=$(ls "$work"/dist/leakgate_dsl-*.tar.gz)
     echo "=== sdist: $(basename "$sdist"), $(du -k "$sdist" | cut -f1) KiB"
 else
-    "$python" -m pip wheel -q --disable-pip-version-check --no-deps -w "$work/dist" \
+    "$work/tools/bin/python" -m build --wheel --outdir "$work/dist" \
         -Cbuild-dir="$root/build-wheel/$version" "$root"
 fi
 wheel=$(ls "$work"/dist/leakgate_dsl-*.whl)

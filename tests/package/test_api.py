@@ -9,7 +9,7 @@ import sys
 import pytest
 
 import leakgate_dsl
-from conftest import PACKAGE, SOURCE
+from conftest import PACKAGE, SOURCE, KERNEL
 
 MIB = 1 << 20
 
@@ -41,11 +41,11 @@ def test_a_region_explains_the_models_frame_cycle(model):
     [verdict] = result.sentinels
     assert (verdict.label, verdict.verdict, verdict.bytes) == ("tensor", "freed-by-gc-only", 64 * MIB)
     cycle = result.frame_cycles[0]
-    assert cycle.culprit.function == "ModelDSL.kernel", cycle
+    assert cycle.culprit.function == KERNEL, cycle
     assert "cur_frame" in cycle.locals
     assert any(frame.function == "decorate_with" for frame in cycle.frames)
     assert result.pinned_bytes >= 64 * MIB
-    assert "ModelDSL.kernel" in result.text and "cur_frame" in result.text
+    assert KERNEL in result.text and "cur_frame" in result.text
     assert result.cyclic_garbage >= 2 and result.allocations > 0
 
 
@@ -61,14 +61,14 @@ def test_assert_clean_raises_with_the_explanation(model):
     with pytest.raises(AssertionError) as raised:
         leakgate_dsl.assert_clean(leakgate_dsl.measure(decorate_with, model))
     message = str(raised.value)
-    for expected in ("frame cycle", "ModelDSL.kernel", "cur_frame", "freed-by-gc-only", "fix:"):
+    for expected in ("frame cycle", KERNEL, "cur_frame", "freed-by-gc-only", "fix:"):
         assert expected in message, message
 
 
 def test_assertion_helpers(model, clean_model):
     leakgate_dsl.assert_no_frame_cycles(decorate_with, clean_model)
     leakgate_dsl.assert_sentinels_freed(decorate_with, clean_model)
-    with pytest.raises(AssertionError, match="ModelDSL.kernel"):
+    with pytest.raises(AssertionError, match=KERNEL):
         leakgate_dsl.assert_no_frame_cycles(decorate_with, model)
     with pytest.raises(AssertionError, match="freed-by-gc-only"):
         leakgate_dsl.assert_sentinels_freed(decorate_with, model)
@@ -203,9 +203,9 @@ def test_explain_gc_garbage_like_the_cli(model):
         gc.set_debug(0)
         gc.enable()
     [cycle] = result.frame_cycles
-    assert cycle.culprit.function == "ModelDSL.kernel" and "cur_frame" in cycle.locals
+    assert cycle.culprit.function == KERNEL and "cur_frame" in cycle.locals
     assert cycle.bytes >= 8 * MIB
-    assert "frame-cycle: local `cur_frame` of `ModelDSL.kernel`" in result.text
+    assert f"frame-cycle: local `cur_frame` of `{KERNEL}`" in result.text
 
 
 def test_per_call_counts_cyclic_garbage_and_allocations():

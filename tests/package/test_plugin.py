@@ -5,7 +5,7 @@ import xml.etree.ElementTree as ElementTree
 
 import pytest
 
-from conftest import CLEAN_MODEL, MODEL_461
+from conftest import CLEAN_MODEL, MODEL_461, KERNEL
 
 HEADER = f"""
 import importlib.util
@@ -45,7 +45,7 @@ def test_the_marker_fails_the_leak_with_the_culprit_and_passes_the_fix(pytester)
     run = pytester.runpytest_subprocess("-rA")
     run.assert_outcomes(passed=1, failed=1)
     output = run.stdout.str()
-    for expected in ("test_leaks", "frame cycle", "ModelDSL.kernel", "cur_frame",
+    for expected in ("test_leaks", "frame cycle", KERNEL, "cur_frame",
                      "sentinel `tensor` (67108864 bytes, host) was freed-by-gc-only", "fix:"):
         assert expected in output, output
 
@@ -58,7 +58,7 @@ def test_the_figures_go_to_junit_xml(pytester):
                   for case in tree.iter("testcase")}
     assert properties["test_leaks"]["leakgate.frame_cycles"] == "1"
     assert properties["test_leaks"]["leakgate.sentinel.tensor"] == "freed-by-gc-only"
-    assert properties["test_leaks"]["leakgate.culprit"].startswith("ModelDSL.kernel")
+    assert properties["test_leaks"]["leakgate.culprit"].startswith(KERNEL)
     assert properties["test_leaks"]["leakgate.locals"] == "cur_frame"
     assert int(properties["test_leaks"]["leakgate.pinned_bytes"]) >= 64 << 20
     assert properties["test_clean"]["leakgate.frame_cycles"] == "0"
@@ -80,7 +80,7 @@ def test_unmarked_clean():
     pytester.runpytest_subprocess().assert_outcomes(passed=2)
     run = pytester.runpytest_subprocess("--leakgate")
     run.assert_outcomes(passed=1, failed=1)
-    assert "ModelDSL.kernel" in run.stdout.str()
+    assert KERNEL in run.stdout.str()
 
 
 def test_dash_p_no_leakgate_disables_the_plugin(pytester):
@@ -223,7 +223,7 @@ def test_the_worker_option_keeps_every_other_result(pytester):
     output = run.stdout.str()
     assert "was killed by SIGSEGV before it reported" in output, output
     assert "ran past its timeout of 2 s and was killed" in output, output
-    assert "ModelDSL.kernel" in output and "cur_frame" in output, output
+    assert KERNEL in output and "cur_frame" in output, output
     assert "assert (2 + 2) == 5" in output or "assert 4 == 5" in output, output
     tree = ElementTree.parse(pytester.path / "report.xml")
     cases = {case.get("name"): case for case in tree.iter("testcase")}

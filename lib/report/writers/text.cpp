@@ -80,12 +80,21 @@ void writeFinding(std::string& out, const TextOptions& options, const Finding& f
                                  : "";
         out += fmt::format("  pins {} frame{} through f_back{} (culprit first):\n",
                            finding.frames.size(), finding.frames.size() == 1 ? "" : "s", hidden);
+        // A long chain (a test runner's, an event loop's) is cut after the first frames: the culprit
+        // and its nearest callers are what a person acts on.
+        constexpr size_t kShown = 10;
+        const size_t shown = finding.frames.size() > kShown + 2 ? kShown : finding.frames.size();
         size_t width = 0;
-        for (const auto& frame : finding.frames)
-            width = std::max(width, frame.function.size());
-        for (const auto& frame : finding.frames) {
+        for (size_t i = 0; i < shown; ++i)
+            width = std::max(width, finding.frames[i].function.size());
+        for (size_t i = 0; i < shown; ++i) {
+            const FrameInfo& frame = finding.frames[i];
             out += fmt::format("    {:<{}}  {}:{}\n", frame.function, width, displayPath(frame.file),
                                frame.line);
+        }
+        if (shown < finding.frames.size()) {
+            out += fmt::format("    ... and {} more, out to {} (all in the JSON report)\n",
+                               finding.frames.size() - shown, finding.frames.back().function);
         }
     }
     out += fmt::format("  pins {} object{}, about {}\n", finding.objects,

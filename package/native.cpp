@@ -88,6 +88,11 @@ class Region {
             probes::AllocationCounter::install();
             session_ = std::make_unique<probes::Session>();
             probes::watchGc();
+            // The reads clear gc.garbage; what the caller kept there is put back at the end.
+            py::list garbage = probes::collectorGarbage();
+            callersGarbage_ = py::reinterpret_steal<py::object>(PySequence_List(garbage.ptr()));
+            if (!callersGarbage_) throw py::error_already_set();
+            garbage.attr("clear")();
             probes_.push_back(probes::makeGcGuardProbe());
             probes_.push_back(probes::makeSentinelProbe());
             probes_.push_back(probes::makeFrameCycleProbe());
@@ -156,6 +161,14 @@ class Region {
         session_.reset();
         g_active = nullptr;
         state_ = State::kDone;
+        if (callersGarbage_) {
+            python::SavedException pending;
+            PyObject* garbage = probes::collectorGarbage().ptr();
+            PyObject* done = PyObject_CallMethod(garbage, "extend", "O", callersGarbage_.ptr());
+            Py_XDECREF(done);
+            PyErr_Clear();
+            callersGarbage_ = py::object();
+        }
         if (gcWasEnabled_) {
             python::SavedException pending; // may run while an exception propagates
             PyObject* gc = PyImport_ImportModule("gc");
@@ -173,6 +186,7 @@ class Region {
     std::unique_ptr<probes::Session> session_;
     probes::ProbeList probes_;
     std::unique_ptr<probes::Measurement> measurement_;
+    py::object callersGarbage_; // what gc.garbage held when the region began (null before)
 };
 
 // The frame-cycle probe's explanation of `objects`, as if a DEBUG_SAVEALL collection had saved

@@ -142,7 +142,11 @@ def _judge(item: pytest.Item, settings: Settings, result: Result) -> None:
     try:
         found = _api.violations(result, **settings.limits)
     except _api.MeasurementError as error:
-        pytest.fail(f"{error}\n\n{result.text}", pytrace=False)
+        invalid = str(error)  # failed outside the handler: one message, no exception chain
+    else:
+        invalid = None
+    if invalid:
+        pytest.fail(f"{invalid}\n\n{result.text}", pytrace=False)
     if found:
         pytest.fail("leakgate: " + "; ".join(found) + "\n\n" + result.text, pytrace=False)
 
@@ -151,16 +155,36 @@ def _judge(item: pytest.Item, settings: Settings, result: Result) -> None:
 def pytest_pyfunc_call(pyfuncitem: pytest.Function):
     settings = pyfuncitem.stash.get(_SETTINGS, None)
     if settings is None or settings.worker:
-        return (yield)  # not measured, or measured in a worker (pytest_pyfunc_call below)
-    region = _api.Region(pyfuncitem.nodeid)
-    region.__enter__()
-    try:
+        return (yield)  # not measured, or measured in a worker (WorkerCall below)
+    # A body that raises is the test's own failure: the region measures nothing and re-raises.
+    with _api.Region(pyfuncitem.nodeid) as region:
         outcome = yield
-    except BaseException:
-        region.__exit__(*sys.exc_info())
-        raise
-    region.__exit__(None, None, None)
     _judge(pyfuncitem, settings, region.result)
+    return outcome
+
+
+def _runs_through_pyfunc_call(item: pytest.Item) -> bool:
+    """Whether the item's call is pytest_pyfunc_call (a test function), where the region holds the
+    body alone. A unittest.TestCase method (pytest's TestCaseFunction) runs setUp, the test and
+    tearDown in its own runtest instead, and other items (doctests, plug-in items) have their own."""
+    return isinstance(item, pytest.Function) and type(item).runtest is pytest.Function.runtest
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item: pytest.Item):
+    """The region around runtest() for items that never reach pytest_pyfunc_call, so that
+    `--leakgate` and the marker measure them too instead of passing them unmeasured."""
+    settings = item.stash.get(_SETTINGS, None)
+    if settings is None or _runs_through_pyfunc_call(item):
+        return (yield)
+    if settings.worker:
+        pytest.fail(f"leakgate: the worker option runs test functions; {item.nodeid} is a "
+                    f"{type(item).__name__}, run in-process instead", pytrace=False)
+    with _api.Region(item.nodeid) as region:
+        outcome = yield
+    if getattr(item, "_excinfo", None):
+        return outcome  # a unittest failure, recorded and reported by pytest: its own result
+    _judge(item, settings, region.result)
     return outcome
 
 

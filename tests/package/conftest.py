@@ -1,5 +1,6 @@
 """The Python package's tests. They run against an installed leakgate_dsl (a wheel in a fresh venv,
-tests/package/run.sh), from outside the source tree: the source tree gives only fixture files."""
+tests/package/run.sh), from a copy of this folder outside the source tree: the tree gives only
+fixture files (LEAKGATE_SOURCE)."""
 
 import importlib.util
 import os
@@ -12,12 +13,14 @@ import leakgate_dsl
 
 pytest_plugins = ["pytester"]
 
-SOURCE = Path(__file__).resolve().parents[2]
+# The source tree, for its fixture files: tests/package/run.sh runs a copy of this folder from
+# outside the tree and says where the tree is.
+SOURCE = Path(os.environ.get("LEAKGATE_SOURCE") or Path(__file__).resolve().parents[2]).resolve()
 FIXTURES = SOURCE / "fixtures"
 PACKAGE = Path(leakgate_dsl.__file__).resolve().parent
 MODEL_461 = PACKAGE / "share/leakgate/fixtures/targets/frame_cycle_461.py"  # shipped in the wheel
 CLEAN_MODEL = FIXTURES / "targets/temporary_back.py"
-SHIMS = Path(__file__).resolve().parent / "shims"
+SHIMS = SOURCE / "tests/package/shims"
 EXAMPLE = SOURCE / "examples/test_cute_decorator_frees_callers_locals.py"
 # The culprit as leakgate names it: frames have qualified names from 3.11 (co_qualname) on.
 KERNEL = "ModelDSL.kernel" if sys.version_info >= (3, 11) else "kernel"

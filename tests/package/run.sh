@@ -32,7 +32,8 @@ echo "=== wheel: $(basename "$wheel"), $(du -k "$wheel" | cut -f1) KiB, built in
 
 "$python" -m venv "$work/venv"
 "$work/venv/bin/python" -m pip install -q --disable-pip-version-check "$wheel" pytest
-mkdir "$work/run"
-cd "$work/run"
-LEAKGATE_WHEEL="$wheel" "$work/venv/bin/python" -m pytest -p no:cacheprovider -rs \
-    --rootdir "$root/tests/package" "$root/tests/package"
+# The tests run from a copy outside the source tree, so nothing of the tree is on sys.path; they
+# read the tree's fixtures through LEAKGATE_SOURCE.
+cp -r "$root/tests/package" "$work/tests"
+cd "$work/tests"
+LEAKGATE_SOURCE="$root" LEAKGATE_WHEEL="$wheel" "$work/venv/bin/python" -m pytest -p no:cacheprovider -rs .

@@ -27,6 +27,8 @@ def decorate_with(dsl, nbytes=64 * MIB):
 
 def test_the_package_is_the_installed_one_not_the_source_tree():
     assert not str(PACKAGE).startswith(str(SOURCE) + os.sep), PACKAGE
+    inside = [p for p in sys.path if p and os.path.realpath(p).startswith(str(SOURCE) + os.sep)]
+    assert not inside, inside  # nothing of the source tree is importable
     assert (PACKAGE / "bin/leakgate").is_file()
     assert (PACKAGE / "share/leakgate/lib/workloads/harness.py").is_file()
     assert leakgate_dsl._native.__file__.startswith(str(PACKAGE))
@@ -240,3 +242,14 @@ def test_retained_frames_are_new_ones_only():
     assert len(result.retained_frames) == 1 and result.details["earlier_retained_frames"] >= 1
     _REGISTRY.clear()
     assert leakgate_dsl.measure(lambda: None).check("retained-frame").status == "pass"
+
+
+def test_what_the_caller_kept_in_gc_garbage_is_put_back():
+    kept = object()
+    gc.garbage.append(kept)
+    try:
+        result = leakgate_dsl.measure(lambda: None)
+        assert result.valid, result.error
+        assert gc.garbage == [kept]
+    finally:
+        gc.garbage.clear()

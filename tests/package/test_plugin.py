@@ -145,6 +145,7 @@ def test_body_collects():
     run.assert_outcomes(passed=1, failed=1)
     output = run.stdout.str()
     assert "could not measure" in output and "leakgate did not start" in output, output
+    assert "During handling" not in output, output
 
 
 def test_a_failing_assertion_is_the_tests_own_failure(pytester):
@@ -229,3 +230,24 @@ def test_the_worker_option_keeps_every_other_result(pytester):
     cases = {case.get("name"): case for case in tree.iter("testcase")}
     assert {p.get("name"): p.get("value") for p in cases["test_leak_in_worker"].iter("property")}[
         "leakgate.frame_cycles"] == "1"
+
+
+def test_unittest_methods_are_measured_too(pytester):
+    pytester.makepyfile(HEADER + """
+import unittest
+
+class Decorating(unittest.TestCase):
+    def test_leak(self):
+        @model.kernel
+        def kernel():
+            pass
+
+    def test_clean(self):
+        @clean.kernel
+        def kernel():
+            pass
+""")
+    pytester.runpytest_subprocess().assert_outcomes(passed=2)
+    run = pytester.runpytest_subprocess("--leakgate")
+    run.assert_outcomes(passed=1, failed=1)
+    assert "test_leak" in run.stdout.str() and "cur_frame" in run.stdout.str()

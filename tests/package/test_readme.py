@@ -12,7 +12,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+README = Path(os.environ.get("LEAKGATE_SOURCE") or Path(__file__).resolve().parents[2]) / "README.md"
 # An example block, then optionally the block with its output.
 EXAMPLE = re.compile(r"<!-- example -->\n```python\n(?P<code>.*?)```\n(?:\n```\n(?P<output>.*?)```\n)?",
                      re.S)

@@ -148,6 +148,14 @@ def cuda_status() -> dict:
 
 # ---- judging ---------------------------------------------------------------------------------
 
+def _require_valid(result: Result) -> None:
+    """MeasurementError naming why, when `result` could not be measured."""
+    if not result.valid:
+        reasons = result.error or "; ".join(f"{c.name}: {c.reason}" for c in result.checks
+                                            if c.status == "error")
+        raise MeasurementError(f"leakgate could not measure `{result.name}`: {reasons}")
+
+
 def violations(result: Result, *, frame_cycles: Optional[int] = 0, retained_frames: Optional[int] = 0,
                sentinels: Optional[str] = "freed-by-refcount", allocations: Optional[int] = None,
                net_blocks: Optional[int] = None, cyclic_garbage: Optional[int] = None) -> list[str]:
@@ -155,10 +163,7 @@ def violations(result: Result, *, frame_cycles: Optional[int] = 0, retained_fram
     Raises MeasurementError when the result is not valid: an invalid measurement is no pass."""
     if sentinels is not None and sentinels not in SENTINEL_RULES:
         raise ValueError(f"sentinels={sentinels!r}: expected one of {', '.join(SENTINEL_RULES)} or None")
-    if not result.valid:
-        reasons = result.error or "; ".join(f"{c.name}: {c.reason}" for c in result.checks
-                                            if c.status == "error")
-        raise MeasurementError(f"leakgate could not measure `{result.name}`: {reasons}")
+    _require_valid(result)
     found = []
     cycles = result.frame_cycles
     if frame_cycles is not None and len(cycles) > frame_cycles:
@@ -242,8 +247,7 @@ def per_call(fn: Callable[[], Any], *, calls: int = 1000, warmup: int = 100) -> 
     with Region(f"{name} x{calls}") as measured:
         _native.call_n(fn, calls)
     result = measured.result
-    if not result.valid:
-        raise MeasurementError(f"leakgate could not measure `{name}`: {result.error}")
+    _require_valid(result)
     return PerCall(calls, result.allocations / calls, result.net_blocks / calls,
                    result.cyclic_garbage / calls, result)
 

@@ -76,8 +76,8 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def _settings_of(item: pytest.Item) -> Optional[Settings]:
-    """The item's settings, or None when it is not measured. Raises pytest.UsageError-like
-    failures for a marker that names what does not exist."""
+    """The item's settings, or None when it is not measured. Raises ValueError naming what is
+    wrong with the marker (pytest_runtest_setup makes it that test's error)."""
     marker = item.get_closest_marker("leakgate")
     config = item.config
     if marker is None and not config.getoption("--leakgate"):

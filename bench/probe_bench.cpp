@@ -11,7 +11,7 @@
 // repetitions.
 #include "lib/python/environment.h"
 #include "lib/python/interpreter.h"
-#include "probes/allocation_counter.h"
+#include "leakgate/allocations.h"
 
 #include <benchmark/benchmark.h>
 #include <pybind11/embed.h>

@@ -1,6 +1,6 @@
 // leakgate's command line: parse, call one library entry point, format, return an exit code.
 #include "lib/commands/bisect.h"
-#include "lib/base/errors.h"
+#include "leakgate/errors.h"
 #include "lib/base/interrupt.h"
 #include "lib/commands/gate.h"
 #include "lib/commands/lint.h"
@@ -105,6 +105,10 @@ int run(int argc, char** argv) {
     gateCommand
         ->add_option("--launch-runs", gate.launchRuns, "Measured runs per launch case (default 5)")
         ->check(CLI::PositiveNumber);
+    gateCommand->add_option("--probe", gate.probes,
+                            "A probe plug-in: a Python file (FILE.py) or a C++ shared library "
+                            "(leakgate/plugin.h); repeatable")
+        ->type_name("FILE");
     gateCommand->add_flag("--lint", gate.lint,
                           "Also lint the target's sources (a file target's file; cute: the installed "
                           "nvidia_cutlass_dsl) and mark findings the dynamic checks confirm");

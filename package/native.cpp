@@ -7,10 +7,10 @@
 //   and the sentinel types and functions of the workers' `_leakgate` (probes/leakgate_module.h).
 // Results cross into Python as schema leakgate/1 JSON plus the text the CLI prints for them;
 // leakgate_dsl/_results.py turns them into objects.
-#include "lib/report/model.h"
+#include "leakgate/report.h"
 #include "lib/report/writers/text.h"
 #include "lib/scanner/labels.h"
-#include "probes/allocation_counter.h"
+#include "leakgate/allocations.h"
 #include "probes/leakgate_module.h"
 #include "probes/measurement.h"
 #include "probes/probe.h"

@@ -1,9 +1,7 @@
 #include "probes/probe.h"
 
 #include "lib/report/units.h"
-#include "lib/scanner/components.h"
-#include "lib/scanner/explain.h"
-#include "lib/scanner/object_graph.h"
+#include "leakgate/explain.h"
 
 #include <pybind11/pybind11.h>
 
@@ -19,9 +17,7 @@ class FrameCycleProbe final : public Probe {
     std::string_view name() const override { return "frame-cycle"; }
 
     void inGarbage(std::span<PyObject* const> garbage, WorkloadResult& result) override {
-        auto graph = scanner::ObjectGraph::build(garbage);
-        auto components = scanner::Components::find(graph);
-        scanner::FrameCycles cycles = scanner::explainFrameCycles(graph, components);
+        scanner::FrameCycles cycles = scanner::explainGarbage(garbage);
         size_t saved = garbage.size();
         result.details["cyclic_garbage_objects"] = saved;
         auto& findings = cycles.findings;

@@ -1,7 +1,7 @@
 #include "probes/leakgate_module.h"
 
 #include "lib/cuda/driver.h"
-#include "probes/allocation_counter.h"
+#include "leakgate/allocations.h"
 #include "probes/sentinel_probe.h"
 
 #include <pybind11/pybind11.h>

@@ -4,7 +4,7 @@
 // package's region measures the body of a `with` statement, so the two halves are separate.
 #pragma once
 
-#include "lib/report/model.h"
+#include "leakgate/report.h"
 #include "probes/probe.h"
 
 #include <chrono>

@@ -1,7 +1,7 @@
 #include "probes/sentinel_probe.h"
 
 #include "lib/base/check.h"
-#include "lib/base/errors.h"
+#include "leakgate/errors.h"
 #include "lib/report/units.h"
 #include "probes/probe.h"
 

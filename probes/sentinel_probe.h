@@ -4,6 +4,7 @@
 // reads.
 #pragma once
 
+#include "leakgate/sentinels.h"
 #include "lib/python/compat.h"
 
 #include <cstdint>
@@ -46,11 +47,5 @@ class Session {
 
 // The sentinels of the Session in progress (there must be one). Call with the GIL held.
 std::vector<TrackedSentinel>& sentinelRegistry();
-
-// Whether a Session is in progress.
-bool sessionActive();
-
-// Tracks `sentinel` (borrowed) under `label`; a UsageError when no Session is in progress.
-void trackSentinel(PyObject* sentinel, std::string label, std::string kind, std::int64_t bytes);
 
 } // namespace leakgate::probes

@@ -1,6 +1,6 @@
 #include "lib/base/data_dir.h"
 
-#include "lib/base/errors.h"
+#include "leakgate/errors.h"
 
 #include <fmt/format.h>
 

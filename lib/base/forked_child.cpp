@@ -1,6 +1,6 @@
 #include "lib/base/forked_child.h"
 
-#include "lib/base/errors.h"
+#include "leakgate/errors.h"
 #include "lib/base/interrupt.h"
 #include "lib/base/pipe.h"
 

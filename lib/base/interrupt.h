@@ -4,12 +4,14 @@
 // here is async-signal-safe on the handler's side: fixed slots, atomics, kill, unlink, _exit.
 #pragma once
 
+#include "leakgate/api.h"
+
 #include <sys/types.h>
 
 namespace leakgate::interrupt {
 
 // The parent installs the handlers once, before it starts anything.
-void installHandlers();
+LEAKGATE_API void installHandlers();
 
 // The process groups alive now. Register right after fork, with the signals blocked (BlockedSignals).
 void addProcessGroup(pid_t group);

@@ -2,6 +2,8 @@
 // that --verbose sets.
 #pragma once
 
+#include "leakgate/api.h"
+
 #include <fmt/format.h>
 
 #include <string_view>
@@ -10,9 +12,9 @@ namespace leakgate::log {
 
 enum class Level { kQuiet = 0, kInfo = 1, kDebug = 2 };
 
-void setLevel(Level level);
-Level level();
-void write(Level level, std::string_view message);
+LEAKGATE_API void setLevel(Level level);
+LEAKGATE_API Level level();
+LEAKGATE_API void write(Level level, std::string_view message);
 
 template <typename... Args> void info(fmt::format_string<Args...> format, Args&&... args) {
     if (level() >= Level::kInfo) write(Level::kInfo, fmt::format(format, std::forward<Args>(args)...));

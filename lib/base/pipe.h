@@ -3,7 +3,7 @@
 // and runInForkedChild (lib/base/forked_child.h).
 #pragma once
 
-#include "lib/base/errors.h"
+#include "leakgate/errors.h"
 
 #include <fmt/format.h>
 

@@ -2,6 +2,8 @@
 // and a timeout. On timeout the whole group is killed, so a hung target cannot leave stragglers.
 #pragma once
 
+#include "leakgate/api.h"
+
 #include <chrono>
 #include <optional>
 #include <string>
@@ -43,7 +45,7 @@ struct ProcessOutcome {
 // Makes this process the subreaper of everything it starts (PR_SET_CHILD_SUBREAPER): a process
 // a worker left in another session becomes our child when its parent dies, so that runProcess can
 // kill it. The command line calls it once at start.
-void adoptOrphans();
+LEAKGATE_API void adoptOrphans();
 
 // Throws EnvironmentError when the process cannot be started at all.
 ProcessOutcome runProcess(const ProcessSpec& spec);

@@ -4,7 +4,7 @@
 // that lib/clang/libclang_api.h loads at run time.
 #pragma once
 
-#include "lib/base/errors.h"
+#include "leakgate/errors.h"
 
 #include "lib/clang/libclang_api.h"
 

@@ -1,6 +1,6 @@
 #include "lib/commands/baseline.h"
 
-#include "lib/base/errors.h"
+#include "leakgate/errors.h"
 #include "lib/commands/gate.h"
 
 #include <fmt/format.h>
@@ -70,16 +70,16 @@ Budgets defaultBudgets() {
     return budgets;
 }
 
-Budgets loadBudgets(const std::string& path) {
+Budgets loadBudgets(const std::string& path, bool anyCheck) {
     checkReadable(path, "budgets file");
     std::ifstream in(path);
     if (!in) throw UsageError(fmt::format("cannot read the budgets file {}", path));
     std::ostringstream text;
     text << in.rdbuf();
-    return parseBudgets(text.str(), path);
+    return parseBudgets(text.str(), path, anyCheck);
 }
 
-Budgets parseBudgets(const std::string& text, const std::string& name) {
+Budgets parseBudgets(const std::string& text, const std::string& name, bool anyCheck) {
     std::istringstream in(text);
     Budgets budgets = defaultBudgets();
     std::string line;
@@ -91,7 +91,7 @@ Budgets parseBudgets(const std::string& text, const std::string& name) {
         if (equals == std::string::npos || check.empty()) {
             throw UsageError(fmt::format("{}:{}: expected `check = amount`", name, number));
         }
-        if (std::find(gateChecks().begin(), gateChecks().end(), check) == gateChecks().end()) {
+        if (!anyCheck && std::find(gateChecks().begin(), gateChecks().end(), check) == gateChecks().end()) {
             throw UsageError(fmt::format("{}:{}: unknown check `{}`", name, number, check));
         }
         std::optional<std::int64_t> amount = parseAmount(trim(line.substr(equals + 1)));

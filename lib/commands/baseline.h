@@ -4,7 +4,7 @@
 // check's budget, and passes otherwise.
 #pragma once
 
-#include "lib/report/model.h"
+#include "leakgate/report.h"
 
 #include <nlohmann/json.hpp>
 
@@ -24,10 +24,11 @@ struct Budgets {
 Budgets defaultBudgets();
 
 // A budgets file: `check = amount` lines, `#` comments, check names as the gate reports them.
-// Overrides the defaults. Throws UsageError for a line it cannot read or an unknown check.
-Budgets loadBudgets(const std::string& path);
+// Overrides the defaults. Throws UsageError for a line it cannot read or, unless `anyCheck` (the
+// gate runs probe plug-ins, whose checks are known only once they ran), an unknown check.
+Budgets loadBudgets(const std::string& path, bool anyCheck = false);
 // The same, from a budgets file's text; `name` is what the errors call it (its path).
-Budgets parseBudgets(const std::string& text, const std::string& name);
+Budgets parseBudgets(const std::string& text, const std::string& name, bool anyCheck = false);
 
 // The JSON of an earlier `leakgate gate --json`. Throws UsageError when it is not one.
 nlohmann::json loadBaseline(const std::string& path);

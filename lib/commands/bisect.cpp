@@ -1,7 +1,7 @@
 #include "lib/commands/bisect.h"
 
 #include "lib/commands/environments.h"
-#include "lib/base/errors.h"
+#include "leakgate/errors.h"
 #include "lib/base/log.h"
 #include "lib/python/environment.h"
 

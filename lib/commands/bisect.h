@@ -2,8 +2,10 @@
 // a table of version by check with the first bad and first good version per check.
 #pragma once
 
+#include "leakgate/api.h"
+
 #include "lib/commands/gate.h"
-#include "lib/report/model.h"
+#include "leakgate/report.h"
 
 #include <map>
 #include <optional>
@@ -20,6 +22,6 @@ struct BisectOptions {
     std::chrono::seconds installTimeout{1800};
 };
 
-BisectReport runBisect(const BisectOptions& options);
+LEAKGATE_API BisectReport runBisect(const BisectOptions& options);
 
 } // namespace leakgate

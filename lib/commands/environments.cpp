@@ -1,6 +1,6 @@
 #include "lib/commands/environments.h"
 
-#include "lib/base/errors.h"
+#include "leakgate/errors.h"
 #include "lib/base/log.h"
 #include "lib/python/environment.h"
 #include "lib/base/subprocess.h"

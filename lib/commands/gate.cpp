@@ -2,7 +2,7 @@
 
 #include "lib/commands/baseline.h"
 #include "lib/base/data_dir.h"
-#include "lib/base/errors.h"
+#include "leakgate/errors.h"
 #include "lib/commands/gate_lint.h"
 #include "lib/workloads/launch_protocol.h"
 #include "lib/commands/lint.h"
@@ -11,6 +11,7 @@
 #include "lib/report/units.h"
 #include "lib/worker/client.h"
 #include "lib/worker/registry.h"
+#include "lib/workloads/workload.h"
 
 #include <fmt/format.h>
 
@@ -129,6 +130,50 @@ void compareWithReference(WorkloadResult& target, const WorkloadResult* referenc
     }
 }
 
+// One worker's request: the gate's settings, for `workload` on `subject` in `role`.
+worker::WorkerRequest workerRequest(const GateOptions& options, const python::Environment& env,
+                                    const std::string& workload, const TargetRef& subject,
+                                    const std::string& role) {
+    worker::WorkerRequest request;
+    workloads::WorkerSpec& spec = request.spec;
+    spec.workload = workload;
+    spec.subject = subject.name;
+    spec.target = subject;
+    spec.role = role;
+    spec.sentinelBytes = options.sentinelBytes;
+    spec.deviceSentinelBytes = options.deviceSentinelBytes;
+    spec.soakSteps = options.soakSteps;
+    spec.soakSeconds = options.soakSeconds;
+    spec.distinctValues = options.distinctValues;
+    spec.launchCalls = options.launchCalls;
+    spec.launchRuns = options.launchRuns;
+    spec.environment = env;
+    spec.argv = {"leakgate-gate"};
+    request.timeout = options.timeout;
+    request.forwardOutput = options.forwardOutput;
+    return request;
+}
+
+// A probe plug-in's checks may not take a name another check of the run has: each such check
+// becomes an `error` saying so (its figures would be judged as the other check's).
+void claimProbeCheckNames(WorkloadResult& result, std::vector<std::string>& taken,
+                          const std::string& probe) {
+    for (auto& check : result.checks) {
+        bool builtin = std::find(gateChecks().begin(), gateChecks().end(), check.name) != gateChecks().end();
+        bool earlier = std::find(taken.begin(), taken.end(), check.name) != taken.end();
+        if (builtin || earlier) {
+            check.status = Status::kError;
+            check.amount.reset();
+            check.reason = fmt::format("the probe plug-in {} names a check `{}`, which {}; rename it",
+                                       probe, check.name,
+                                       builtin ? "is one of the gate's own" : "an earlier --probe decides");
+        }
+    }
+    for (const auto& check : result.checks) {
+        if (std::find(taken.begin(), taken.end(), check.name) == taken.end()) taken.push_back(check.name);
+    }
+}
+
 } // namespace
 
 const std::vector<std::string>& gateChecks() {
@@ -150,10 +195,18 @@ Report runGate(const GateOptions& options) {
     const TargetRef target = resolveTarget(targetName);
     const TargetRef reference = resolveTarget("reference");
     std::vector<std::string> selected = selectChecks(options.checks);
+    for (const std::string& probe : options.probes) {
+        if (!fs::is_regular_file(probe))
+            throw UsageError(fmt::format("--probe {}: not a file (a Python probe, FILE.py, or a C++ "
+                                         "plug-in, a shared library)",
+                                         probe));
+    }
     // Read before anything runs: a bad baseline or budgets file is a usage error.
     nlohmann::json baseline =
         options.baseline.empty() ? nlohmann::json() : loadBaseline(options.baseline);
-    Budgets budgets = options.budgets.empty() ? defaultBudgets() : loadBudgets(options.budgets);
+    // A plug-in's checks are known only once it ran: with --probe, a budget may name any check.
+    Budgets budgets = options.budgets.empty() ? defaultBudgets()
+                                              : loadBudgets(options.budgets, !options.probes.empty());
     python::Environment env =
         python::queryEnvironment(options.python.value_or(python::buildPythonExecutable()));
     const bool targetIsReference = target.module == reference.module;
@@ -194,23 +247,7 @@ Report runGate(const GateOptions& options) {
                 if (allSkipped && !checks.empty()) continue;
             }
             const TargetRef& subject = std::string(role) == "target" ? target : reference;
-            worker::WorkerRequest request;
-            workloads::WorkerSpec& spec = request.spec;
-            spec.workload = workload;
-            spec.subject = subject.name;
-            spec.target = subject;
-            spec.role = role;
-            spec.sentinelBytes = options.sentinelBytes;
-            spec.deviceSentinelBytes = options.deviceSentinelBytes;
-            spec.soakSteps = options.soakSteps;
-            spec.soakSeconds = options.soakSeconds;
-            spec.distinctValues = options.distinctValues;
-            spec.launchCalls = options.launchCalls;
-            spec.launchRuns = options.launchRuns;
-            spec.environment = env;
-            spec.argv = {"leakgate-gate"};
-            request.timeout = options.timeout;
-            request.forwardOutput = options.forwardOutput;
+            worker::WorkerRequest request = workerRequest(options, env, workload, subject, role);
             if (::isatty(STDERR_FILENO)) {
                 // Progress for a person watching: the soak alone takes its whole budget.
                 log::info("{} on {}{}{}", workload, subject.name,
@@ -247,6 +284,37 @@ Report runGate(const GateOptions& options) {
         report.results.push_back(std::move(byRole.at("target")));
         if (referenceResult != byRole.end())
             report.results.push_back(std::move(referenceResult->second));
+    }
+    // The probe plug-ins, each judged like a built-in workload with a baseline.
+    std::vector<std::string> probeChecks;
+    for (const std::string& probe : options.probes) {
+        std::map<std::string, WorkloadResult> byRole;
+        for (const char* role : {"target", "reference"}) {
+            if (std::string(role) == "reference" && targetIsReference) continue;
+            worker::WorkerRequest request = workerRequest(options, env, "probe",
+                                                          std::string(role) == "target" ? target : reference, role);
+            request.spec.probe = probe;
+            WorkloadResult result = worker::runInWorker(request);
+            result.role = role;
+            if (result.checks.empty()) {
+                // The worker died before it could say which checks the plug-in has.
+                result.checks.push_back({workloads::probeFallbackCheck(probe), Status::kError,
+                                         result.error ? result.error->message : "not run", std::nullopt});
+            }
+            byRole.emplace(role, std::move(result));
+        }
+        WorkloadResult& probeTarget = byRole.at("target");
+        auto probeReference = byRole.find("reference");
+        std::vector<std::string> takenBefore = probeChecks;
+        claimProbeCheckNames(probeTarget, probeChecks, probe);
+        if (probeReference != byRole.end()) {
+            claimProbeCheckNames(probeReference->second, takenBefore, probe);
+            compareWithReference(probeTarget, &probeReference->second);
+        } else if (!targetIsReference) {
+            compareWithReference(probeTarget, nullptr);
+        }
+        report.results.push_back(std::move(probeTarget));
+        if (probeReference != byRole.end()) report.results.push_back(std::move(probeReference->second));
     }
     if (options.lint) {
         // The static audit beside the dynamic checks, and where the two agree.

@@ -3,7 +3,9 @@
 // worker; a check fails when the target retains what the reference does not.
 #pragma once
 
-#include "lib/report/model.h"
+#include "leakgate/api.h"
+
+#include "leakgate/report.h"
 #include "lib/workloads/spec.h"
 
 #include <chrono>
@@ -30,6 +32,9 @@ struct GateOptions {
     std::string baseline;                    // JSON of an earlier gate run to judge figures against
     std::string budgets;                     // budgets file for the baseline comparison
     bool forwardOutput = true;
+    // --probe: plug-ins (Python files, C++ shared libraries), each run in workers of its own on the
+    // target and the reference; their checks are theirs (lib/workloads/probe.cpp).
+    std::vector<std::string> probes;
     bool lint = false; // --lint: also the static audit of the target's sources (lib/commands/gate_lint.h)
 };
 
@@ -40,6 +45,6 @@ const std::vector<std::string>& gateChecks();
 std::string defaultGateTarget();
 
 // Throws UsageError for an unknown target or check (nothing ran).
-Report runGate(const GateOptions& options);
+LEAKGATE_API Report runGate(const GateOptions& options);
 
 } // namespace leakgate

@@ -4,7 +4,7 @@
 #pragma once
 
 #include "lib/python/environment.h"
-#include "lib/report/model.h"
+#include "leakgate/report.h"
 #include "lib/workloads/spec.h"
 
 #include <nlohmann/json.hpp>

@@ -1,6 +1,6 @@
 #include "lib/commands/lint.h"
 
-#include "lib/base/errors.h"
+#include "leakgate/errors.h"
 #include "lib/lint/cxx.h"
 #include "lib/lint/python.h"
 #include "lib/python/environment.h"

@@ -5,7 +5,9 @@
 // compiled or run.
 #pragma once
 
-#include "lib/report/model.h"
+#include "leakgate/api.h"
+
+#include "leakgate/report.h"
 
 #include <chrono>
 #include <optional>
@@ -31,6 +33,6 @@ struct LintOptions {
 // not stop the run. In a build without libclang, C/C++ files get a second check, `lint-cxx`,
 // skipped with the reason. Throws UsageError when
 // nothing can run (no path, a path that does not exist, a Python of another version).
-Report runLint(const LintOptions& options);
+LEAKGATE_API Report runLint(const LintOptions& options);
 
 } // namespace leakgate

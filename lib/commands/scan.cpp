@@ -1,6 +1,6 @@
 #include "lib/commands/scan.h"
 
-#include "lib/base/errors.h"
+#include "leakgate/errors.h"
 #include "lib/python/environment.h"
 #include "lib/worker/client.h"
 

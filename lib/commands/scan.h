@@ -1,7 +1,9 @@
 // `leakgate scan -- SCRIPT [ARGS...]`: a leak audit of any script, run in a worker.
 #pragma once
 
-#include "lib/report/model.h"
+#include "leakgate/api.h"
+
+#include "leakgate/report.h"
 
 #include <chrono>
 #include <optional>
@@ -19,6 +21,6 @@ struct ScanOptions {
 };
 
 // Throws UsageError when nothing can run (no such script, a Python of another version).
-Report runScan(const ScanOptions& options);
+LEAKGATE_API Report runScan(const ScanOptions& options);
 
 } // namespace leakgate

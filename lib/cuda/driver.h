@@ -8,7 +8,7 @@
 #pragma once
 
 #include "lib/base/dynamic_library.h"
-#include "lib/base/errors.h"
+#include "leakgate/errors.h"
 
 #include <atomic>
 #include <cstddef>

@@ -18,7 +18,7 @@
 // statements nest deeper than the stack allows (StackGuard) rather than overflow it.
 #include "lib/lint/cxx.h"
 
-#include "lib/base/errors.h"
+#include "leakgate/errors.h"
 #include "lib/base/log.h"
 #include "lib/clang/libclang.h"
 #include "lib/base/forked_child.h"

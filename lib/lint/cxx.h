@@ -6,7 +6,7 @@
 // without it cxxLintAvailable() is false and the C/C++ files are reported as skipped.
 #pragma once
 
-#include "lib/report/model.h"
+#include "leakgate/report.h"
 
 #include <nlohmann/json.hpp>
 

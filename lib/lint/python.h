@@ -2,7 +2,7 @@
 // sources, with the worker's own `ast`. The sources are parsed, never imported or run.
 #pragma once
 
-#include "lib/report/model.h"
+#include "leakgate/report.h"
 #include "lib/workloads/spec.h"
 
 namespace leakgate {

@@ -1,6 +1,6 @@
 #include "lib/python/environment.h"
 
-#include "lib/base/errors.h"
+#include "leakgate/errors.h"
 #include "lib/base/subprocess.h"
 
 #include <fmt/format.h>

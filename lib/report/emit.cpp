@@ -1,7 +1,7 @@
 #include "lib/report/emit.h"
 
 #include "lib/base/atomic_file.h"
-#include "lib/base/errors.h"
+#include "leakgate/errors.h"
 #include "lib/report/writers/html.h"
 #include "lib/report/writers/json.h"
 #include "lib/report/writers/junit.h"

@@ -3,7 +3,9 @@
 // whole or not at all. The only place in lib/ that writes to stdout.
 #pragma once
 
-#include "lib/report/model.h"
+#include "leakgate/api.h"
+
+#include "leakgate/report.h"
 
 #include <string>
 #include <vector>
@@ -22,12 +24,12 @@ struct Outputs {
 // Before anything runs, a UsageError for: two machine formats on stdout (one unreadable stream),
 // two outputs on one file (one would be lost), or an output that is one of the run's `inputs`
 // (the script, a target, a baseline: writing the report would destroy it).
-void checkOutputs(const Outputs& outputs, const std::vector<std::string>& inputs = {});
+LEAKGATE_API void checkOutputs(const Outputs& outputs, const std::vector<std::string>& inputs = {});
 
 // Writes the report; a file that cannot be written is said on stderr and costs neither the
 // results nor the other files. Returns the exit code: the report's, or kErrored when a file
 // failed. `bisect` has a JSON writer only; other files asked of it are a UsageError.
-int emit(const Report& report, const Outputs& outputs);
-int emit(const BisectReport& report, const Outputs& outputs);
+LEAKGATE_API int emit(const Report& report, const Outputs& outputs);
+LEAKGATE_API int emit(const BisectReport& report, const Outputs& outputs);
 
 } // namespace leakgate::report

@@ -426,6 +426,12 @@ std::string fixFor(const Finding& finding) {
            "`finally`.";
 }
 
+FrameCycles explainGarbage(std::span<PyObject* const> garbage) {
+    ObjectGraph graph = ObjectGraph::build(garbage);
+    Components components = Components::find(graph);
+    return explainFrameCycles(graph, components);
+}
+
 FrameCycles explainFrameCycles(const ObjectGraph& garbage, const Components& components) {
     struct Group {
         Finding finding;

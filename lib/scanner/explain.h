@@ -2,7 +2,8 @@
 // its locals closes the cycle, which frames it pins through f_back, and how many bytes.
 #pragma once
 
-#include "lib/report/model.h"
+#include "leakgate/explain.h"
+#include "leakgate/report.h"
 #include "lib/scanner/components.h"
 #include "lib/scanner/object_graph.h"
 
@@ -12,21 +13,11 @@
 
 namespace leakgate::scanner {
 
-// Objects reachable from `sources` (not entering `excluded` nodes), with their summed
-// sys.getsizeof, plus the untracked data only they refer to.
-struct Footprint {
-    std::int64_t objects = 0;
-    std::int64_t bytes = 0;
-};
+// Footprint (objects reachable from `sources`, not entering `excluded` nodes) and FrameCycles
+// are public: leakgate/explain.h.
 
-// Frame cycles among the objects a DEBUG_SAVEALL collection saved (`garbage`): one finding per
-// culprit (same code and same closing locals), most bytes first. Findings may pin the same
-// objects (a shared caller chain); `total` counts each pinned object once. Call with the GIL
-// held, after the graph is built.
-struct FrameCycles {
-    std::vector<Finding> findings;
-    Footprint total;
-};
+// Frame cycles among the objects a DEBUG_SAVEALL collection saved (`garbage`), from its graph.
+// Call with the GIL held, after the graph is built.
 FrameCycles explainFrameCycles(const ObjectGraph& garbage, const Components& components);
 
 // Frames that outlived a full collection. `heap` is the graph of every tracked object,

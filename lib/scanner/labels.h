@@ -4,7 +4,7 @@
 // adds references the graph must not see.
 #pragma once
 
-#include "lib/report/model.h"
+#include "leakgate/report.h"
 
 #include <Python.h>
 

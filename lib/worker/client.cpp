@@ -1,6 +1,6 @@
 #include "lib/worker/client.h"
 
-#include "lib/base/errors.h"
+#include "leakgate/errors.h"
 #include "lib/base/log.h"
 #include "lib/base/subprocess.h"
 #include "lib/worker/main.h"

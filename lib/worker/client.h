@@ -5,7 +5,7 @@
 // that would pass in a result that errored.
 #pragma once
 
-#include "lib/report/model.h"
+#include "leakgate/report.h"
 #include "lib/workloads/spec.h"
 
 #include <chrono>

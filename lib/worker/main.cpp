@@ -1,6 +1,6 @@
 #include "lib/worker/main.h"
 
-#include "lib/base/errors.h"
+#include "leakgate/errors.h"
 #include "lib/python/interpreter.h"
 #include "probes/leakgate_module.h"
 #include "lib/base/subprocess.h"

@@ -6,12 +6,14 @@
 // file opened on fd 3 cannot reach or be mistaken for the channel.
 #pragma once
 
+#include "leakgate/api.h"
+
 #include <string>
 
 namespace leakgate::worker {
 
 inline constexpr const char* kWorkerMode = "__worker";
 
-int workerMain(const std::string& specFd, const std::string& token);
+LEAKGATE_API int workerMain(const std::string& specFd, const std::string& token);
 
 } // namespace leakgate::worker

@@ -1,6 +1,6 @@
 #include "lib/worker/registry.h"
 
-#include "lib/base/errors.h"
+#include "leakgate/errors.h"
 #include "lib/lint/python.h"
 #include "lib/workloads/workload.h"
 
@@ -42,6 +42,8 @@ const std::vector<WorkloadEntry>& workloadRegistry() {
          false,
          true,
          runDevice},
+        // The plug-in's checks, by the names it gives them (lib/workloads/probe.cpp).
+        {"probe", Command::kProbe, {}, true, false, runProbe},
         // Its one check, `lint`, is decided by the parent over every worker of the run.
         {"lint", Command::kLint, {}, false, false, runPythonLint},
     };

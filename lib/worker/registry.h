@@ -4,7 +4,7 @@
 // decided from here. Adding a workload: one row in registry.cpp and the file that runs it.
 #pragma once
 
-#include "lib/report/model.h"
+#include "leakgate/report.h"
 #include "lib/workloads/spec.h"
 
 #include <string>
@@ -13,7 +13,8 @@
 
 namespace leakgate::worker {
 
-enum class Command { kScan, kGate, kLint };
+// kProbe: the gate's plug-in workload, one worker per `--probe`; its checks are the plug-in's own.
+enum class Command { kScan, kGate, kLint, kProbe };
 
 struct WorkloadEntry {
     std::string name;

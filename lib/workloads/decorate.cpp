@@ -4,7 +4,7 @@
 // harness.py; this half loads it, runs it between the probes and reports.
 #include "lib/workloads/workload.h"
 
-#include "lib/base/errors.h"
+#include "leakgate/errors.h"
 #include "lib/python/text.h"
 #include "lib/scanner/labels.h"
 #include "lib/workloads/harness_loader.h"

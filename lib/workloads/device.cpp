@@ -8,11 +8,11 @@
 #include "lib/workloads/workload.h"
 
 #include "lib/workloads/echo_kernels.h"
-#include "lib/base/errors.h"
+#include "leakgate/errors.h"
 #include "lib/python/compat.h"
 #include "lib/workloads/harness_loader.h"
 #include "lib/workloads/scalar_cases.h"
-#include "probes/allocation_counter.h"
+#include "leakgate/allocations.h"
 
 #include <pybind11/pybind11.h>
 

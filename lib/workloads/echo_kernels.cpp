@@ -1,7 +1,7 @@
 #include "lib/workloads/echo_kernels.h"
 
 #include "lib/base/data_dir.h"
-#include "lib/base/errors.h"
+#include "leakgate/errors.h"
 #include "lib/workloads/encodings.h"
 
 #include <fmt/format.h>

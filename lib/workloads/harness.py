@@ -62,6 +62,20 @@ def load_target(spec):
     return module
 
 
+PROBE_MODULE = "leakgate_probe"
+
+
+def load_probe(path):
+    """Imports a Python probe plug-in (`gate --probe FILE.py`) as `leakgate_probe`."""
+    module_spec = importlib.util.spec_from_file_location(PROBE_MODULE, path)
+    if module_spec is None or module_spec.loader is None:
+        raise ImportError(f"cannot load a Python module from {path}")
+    module = importlib.util.module_from_spec(module_spec)
+    sys.modules[PROBE_MODULE] = module
+    module_spec.loader.exec_module(module)
+    return module
+
+
 # The functions the decorate workload decorates live in a real file, written next to the lazy
 # module: a DSL that reads a kernel's source (inspect.getsource, as triton.jit, warp.kernel and
 # some releases of nvidia-cutlass-dsl do) finds it. Each decorating frame holds a sentinel of its

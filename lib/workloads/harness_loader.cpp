@@ -1,7 +1,7 @@
 #include "lib/workloads/harness_loader.h"
 
 #include "lib/base/data_dir.h"
-#include "lib/base/errors.h"
+#include "leakgate/errors.h"
 
 #include <fmt/format.h>
 

@@ -2,7 +2,7 @@
 // "<leakgate:harness>" so that its frames are known as leakgate's own.
 #pragma once
 
-#include "lib/report/model.h"
+#include "leakgate/report.h"
 #include "lib/workloads/spec.h"
 
 #include <pybind11/pybind11.h>

@@ -5,7 +5,7 @@
 #include "lib/workloads/workload.h"
 
 #include "lib/workloads/encodings.h"
-#include "lib/base/errors.h"
+#include "leakgate/errors.h"
 #include "lib/python/compat.h"
 #include "lib/python/text.h"
 #include "lib/python/gc_debug_guard.h"
@@ -13,7 +13,7 @@
 #include "lib/scanner/explain.h"
 #include "lib/workloads/harness_loader.h"
 #include "lib/workloads/scalar_cases.h"
-#include "probes/allocation_counter.h"
+#include "leakgate/allocations.h"
 #include "probes/probe.h"
 
 #include <pybind11/pybind11.h>

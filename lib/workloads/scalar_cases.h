@@ -3,9 +3,9 @@
 #pragma once
 
 #include "lib/workloads/encodings.h"
-#include "lib/report/model.h"
+#include "leakgate/report.h"
 #include "lib/workloads/spec.h"
-#include "probes/allocation_counter.h"
+#include "leakgate/allocations.h"
 
 #include <nlohmann/json.hpp>
 #include <pybind11/pybind11.h>

@@ -2,7 +2,7 @@
 // compiled and evaluated from C so that no harness frame sits under the script's module frame.
 #include "lib/workloads/workload.h"
 
-#include "lib/base/errors.h"
+#include "leakgate/errors.h"
 #include "lib/python/compat.h"
 #include "lib/python/text.h"
 

@@ -1,6 +1,6 @@
 #include "lib/workloads/spec.h"
 
-#include "lib/base/errors.h"
+#include "leakgate/errors.h"
 
 #include <fmt/format.h>
 
@@ -31,7 +31,8 @@ std::string serialize(const WorkerSpec& spec) {
                 {"soak_steps", spec.soakSteps},
                 {"soak_seconds", spec.soakSeconds},
                 {"soak_sample_every", spec.soakSampleEvery},
-                {"paths", spec.paths}};
+                {"paths", spec.paths},
+                {"probe", spec.probe}};
     if (spec.target) {
         json target = {{"name", spec.target->name}};
         if (!spec.target->module.empty()) target["module"] = spec.target->module;
@@ -89,7 +90,8 @@ WorkerSpec parseWorkerSpec(const std::string& text) {
                                                  "soak_steps",
                                                  "soak_seconds",
                                                  "soak_sample_every",
-                                                 "paths"};
+                                                 "paths",
+                                                 "probe"};
     for (const auto& [key, value] : in.items()) {
         if (!kKnown.contains(key)) throw UsageError(fmt::format("worker spec: unknown key `{}`", key));
     }
@@ -110,6 +112,7 @@ WorkerSpec parseWorkerSpec(const std::string& text) {
     read(in, "soak_seconds", spec.soakSeconds);
     read(in, "soak_sample_every", spec.soakSampleEvery);
     read(in, "paths", spec.paths);
+    read(in, "probe", spec.probe);
     if (in.contains("target")) {
         const json& target = in.at("target");
         if (!target.is_object()) throw UsageError("worker spec: `target` is not an object");

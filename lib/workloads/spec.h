@@ -57,6 +57,8 @@ struct WorkerSpec {
 
     std::vector<std::string> paths; // lint: the Python files to check
 
+    std::string probe; // probe: the plug-in, a Python file (.py) or a shared library (.so)
+
     // The target; throws Error when the workload needs one and the spec has none.
     const TargetRef& requireTarget() const;
 };

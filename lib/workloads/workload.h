@@ -2,7 +2,7 @@
 // `after`. A worker runs exactly one workload and sends back one WorkloadResult.
 #pragma once
 
-#include "lib/report/model.h"
+#include "leakgate/report.h"
 #include "lib/workloads/spec.h"
 #include "probes/measurement.h"
 
@@ -29,5 +29,12 @@ WorkloadResult runSoak(const WorkerSpec& spec);
 // The real launch on a GPU (device.cpp): the echo kernels launched with the target's packed
 // pointers. Settings as for `launch`.
 WorkloadResult runDevice(const WorkerSpec& spec);
+
+// A probe plug-in's checks (probe.cpp): spec.probe, a Python file or a C++ shared library
+// (leakgate/plugin.h), measuring its own workload or the target's import.
+WorkloadResult runProbe(const WorkerSpec& spec);
+// The check a plug-in owes when it never said which it has: its file's stem, less a shared
+// library's `lib` ("libkernel_cache.so": "kernel_cache").
+std::string probeFallbackCheck(const std::string& path);
 
 } // namespace leakgate::workloads

@@ -3,7 +3,7 @@
 // UsageError; an accepted baseline must then be usable against any report: the baseline's own
 // results (when they decode) and a target result that has each of its checks at the extremes of
 // an int64, so that the comparison's arithmetic is exercised at its edges.
-#include "lib/base/errors.h"
+#include "leakgate/errors.h"
 #include "lib/commands/baseline.h"
 #include "lib/commands/gate.h"
 #include "tests/fuzz/fuzz_support.h"

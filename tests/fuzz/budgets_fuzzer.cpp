@@ -1,6 +1,6 @@
 // The budgets reader (lib/commands/baseline.h, parseBudgets: what loadBudgets reads from a
 // --budgets file). Any text is either budgets or a UsageError; nothing else may come out of it.
-#include "lib/base/errors.h"
+#include "leakgate/errors.h"
 #include "lib/commands/baseline.h"
 #include "lib/commands/gate.h"
 #include "tests/fuzz/fuzz_support.h"

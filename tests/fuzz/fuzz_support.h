@@ -3,7 +3,7 @@
 // way a harness says an invariant broke.
 #pragma once
 
-#include "lib/report/model.h"
+#include "leakgate/report.h"
 
 #include <nlohmann/json.hpp>
 

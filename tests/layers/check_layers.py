@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The folders of leakgate are layers: a file may include its own folder and the layers below it,
 never one above it, and never a peer on its own level. Reads the `#include "..."` lines of every
-C++ file under lib/, probes/, cmd/ and package/; exits 1 naming each include that breaks the order.
+C++ file under include/, lib/, probes/, cmd/ and package/; exits 1 naming each include that breaks the order.
 
     check_layers.py [ROOT]      check the tree at ROOT (default: this repository)
     check_layers.py --self-test the checker on small trees that break each rule (it must fail them)
@@ -11,8 +11,10 @@ import re
 import sys
 import tempfile
 
-# Lowest first. Folders on one level are peers: neither includes the other.
+# Lowest first. Folders on one level are peers: neither includes the other. include/leakgate is
+# the public API: its headers include only each other.
 LAYERS = [
+    ["include/leakgate"],
     ["lib/base"],
     ["lib/report"],
     ["lib/python", "lib/cuda", "lib/clang"],
@@ -46,7 +48,7 @@ def level_of(folder):
 
 def violations(root):
     found = []
-    for top in ("lib", "probes", "cmd", "package"):
+    for top in ("include", "lib", "probes", "cmd", "package"):
         for directory, _, files in os.walk(os.path.join(root, top)):
             for name in sorted(files):
                 if not name.endswith(SOURCES):
@@ -77,6 +79,7 @@ def self_test():
         "python includes worker": ({"lib/python/a.cpp": '#include "lib/worker/client.h"\n'}, 1),
         "lower includes higher": ({"lib/report/a.h": '#include "lib/commands/gate.h"\n'}, 1),
         "peers": ({"lib/cuda/a.cpp": '#include "lib/clang/libclang.h"\n'}, 1),
+        "public header includes internal": ({"include/leakgate/a.h": '#include "lib/base/log.h"\n'}, 1),
         "folder in no layer": ({"lib/stray/a.cpp": ""}, 1),
     }
     failures = 0

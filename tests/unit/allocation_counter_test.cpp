@@ -1,4 +1,4 @@
-#include "probes/allocation_counter.h"
+#include "leakgate/allocations.h"
 
 #include "tests/unit/python_test_support.h"
 

@@ -1,6 +1,6 @@
 #include "lib/base/atomic_file.h"
 
-#include "lib/base/errors.h"
+#include "leakgate/errors.h"
 
 #include <gtest/gtest.h>
 

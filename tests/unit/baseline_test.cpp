@@ -1,6 +1,6 @@
 #include "lib/commands/baseline.h"
 
-#include "lib/base/errors.h"
+#include "leakgate/errors.h"
 
 #include <gtest/gtest.h>
 

@@ -1,6 +1,6 @@
 #include "lib/lint/cxx.h"
 
-#include "lib/base/errors.h"
+#include "leakgate/errors.h"
 
 #include <gtest/gtest.h>
 

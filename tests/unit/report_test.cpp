@@ -1,4 +1,4 @@
-#include "lib/report/model.h"
+#include "leakgate/report.h"
 
 #include "lib/report/writers/json.h"
 #include "lib/report/units.h"

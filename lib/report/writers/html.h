@@ -3,7 +3,7 @@
 // path's allocations per call. Inline CSS and SVG only: it opens offline and runs no script.
 #pragma once
 
-#include "lib/report/model.h"
+#include "leakgate/report.h"
 
 #include <string>
 

@@ -1,7 +1,7 @@
 // The JSON writer: schema leakgate/1, documented in the README.
 #pragma once
 
-#include "lib/report/model.h"
+#include "leakgate/report.h"
 
 #include <string>
 

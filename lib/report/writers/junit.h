@@ -2,7 +2,7 @@
 // that read JUnit): a <testsuite> per (subject, role), a <testcase> per check.
 #pragma once
 
-#include "lib/report/model.h"
+#include "leakgate/report.h"
 
 #include <string>
 #include <string_view>

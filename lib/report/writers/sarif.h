@@ -2,7 +2,7 @@
 // per finding kind, a result per finding of the target, located at the culprit frame.
 #pragma once
 
-#include "lib/report/model.h"
+#include "leakgate/report.h"
 
 #include <filesystem>
 #include <string>

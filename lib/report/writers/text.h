@@ -1,7 +1,7 @@
 // The text writer: the report as a person reads it on a terminal.
 #pragma once
 
-#include "lib/report/model.h"
+#include "leakgate/report.h"
 
 #include <optional>
 #include <string>

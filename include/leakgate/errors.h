@@ -1,6 +1,9 @@
 // The error tree: every user-facing failure is an Error, mapped to an exit code once, at the
-// boundary in cmd/main.cpp. Internal invariants use LEAKGATE_CHECK (check.h) instead.
+// boundary in cmd/main.cpp. Internal invariants use LEAKGATE_CHECK (lib/base/check.h) instead.
+// Public (leakgate/api.h): a plug-in may throw these.
 #pragma once
+
+#include "leakgate/api.h"
 
 #include <stdexcept>
 #include <string>
@@ -15,14 +18,14 @@ enum class ExitCode : int {
     kErrored = 3,  // nothing failed, but something errored (target or environment)
 };
 
-class Error : public std::runtime_error {
+class LEAKGATE_API Error : public std::runtime_error {
   public:
     using std::runtime_error::runtime_error;
     virtual ExitCode exitCode() const { return ExitCode::kErrored; }
 };
 
 // The command line or the configuration is wrong; nothing ran.
-class UsageError : public Error {
+class LEAKGATE_API UsageError : public Error {
   public:
     using Error::Error;
     ExitCode exitCode() const override { return ExitCode::kUsage; }
@@ -30,13 +33,13 @@ class UsageError : public Error {
 
 // The environment could not be set up (no interpreter, a version mismatch, a pipe or fork
 // that failed).
-class EnvironmentError : public Error {
+class LEAKGATE_API EnvironmentError : public Error {
   public:
     using Error::Error;
 };
 
 // A Python exception converted while its interpreter still lives.
-class PythonError : public Error {
+class LEAKGATE_API PythonError : public Error {
   public:
     using Error::Error;
 };

@@ -1,9 +1,10 @@
-// The one report model. Workers fill WorkloadResults, the parent gathers them into a Report,
-// and only the writers (report_text.cpp, report_json.cpp) format it. The same JSON encoding
+// The one report model (public, leakgate/api.h). Workers fill WorkloadResults, the parent
+// gathers them into a Report, and only the writers (lib/report/writers/) format it. The same JSON encoding
 // carries a WorkloadResult from a worker to the parent over its result pipe.
 #pragma once
 
-#include "lib/base/errors.h"
+#include "leakgate/api.h"
+#include "leakgate/errors.h"
 
 #include <nlohmann/json.hpp>
 
@@ -68,8 +69,8 @@ struct Finding {
 };
 
 enum class Status { kPass, kFail, kSkip, kError };
-const char* toString(Status status);
-Status statusFromString(const std::string& text);
+LEAKGATE_API const char* toString(Status status);
+LEAKGATE_API Status statusFromString(const std::string& text);
 
 struct CheckResult {
     std::string name;
@@ -119,11 +120,11 @@ struct Report {
 
     // Failures count only in target results (the reference is the baseline); errors count in
     // every result.
-    ExitCode exitCode() const;
+    LEAKGATE_API ExitCode exitCode() const;
     // Whether any result or check errored (in any role): something was not measured.
-    bool hasErrors() const;
+    LEAKGATE_API bool hasErrors() const;
     // The target's findings (the reference's stay in its results).
-    std::vector<const Finding*> findings() const;
+    LEAKGATE_API std::vector<const Finding*> findings() const;
 };
 
 // The report of `leakgate bisect`: the gate's Report per release.
@@ -143,32 +144,32 @@ struct BisectReport {
     std::map<std::string, std::string> firstBad;  // check -> earliest version where it fails
     std::map<std::string, std::string> firstGood; // check -> earliest version where it passes
 
-    ExitCode exitCode() const;
+    LEAKGATE_API ExitCode exitCode() const;
 };
 
 // JSON encodings (ADL hooks for nlohmann::json).
-void to_json(nlohmann::json& out, const FrameInfo& frame);
-void from_json(const nlohmann::json& in, FrameInfo& frame);
-void to_json(nlohmann::json& out, const PathStep& step);
-void from_json(const nlohmann::json& in, PathStep& step);
+LEAKGATE_API void to_json(nlohmann::json& out, const FrameInfo& frame);
+LEAKGATE_API void from_json(const nlohmann::json& in, FrameInfo& frame);
+LEAKGATE_API void to_json(nlohmann::json& out, const PathStep& step);
+LEAKGATE_API void from_json(const nlohmann::json& in, PathStep& step);
 // A finding's frames and path as schema leakgate/1 writes them: allocation sites as frames
 // ("3.00 blocks per call" in `function`), a lint column and cycle shapes as path steps.
-std::vector<FrameInfo> framesAsWritten(const Finding& finding);
-std::vector<PathStep> pathAsWritten(const Finding& finding);
+LEAKGATE_API std::vector<FrameInfo> framesAsWritten(const Finding& finding);
+LEAKGATE_API std::vector<PathStep> pathAsWritten(const Finding& finding);
 
-void to_json(nlohmann::json& out, const AllocationSite& site);
-void from_json(const nlohmann::json& in, AllocationSite& site);
-void to_json(nlohmann::json& out, const CycleShapeCount& shape);
-void from_json(const nlohmann::json& in, CycleShapeCount& shape);
-void to_json(nlohmann::json& out, const Finding& finding);
-void from_json(const nlohmann::json& in, Finding& finding);
-void to_json(nlohmann::json& out, const CheckResult& check);
-void from_json(const nlohmann::json& in, CheckResult& check);
-void to_json(nlohmann::json& out, const SentinelVerdict& sentinel);
-void from_json(const nlohmann::json& in, SentinelVerdict& sentinel);
-void to_json(nlohmann::json& out, const WorkloadError& error);
-void from_json(const nlohmann::json& in, WorkloadError& error);
-void to_json(nlohmann::json& out, const WorkloadResult& result);
-void from_json(const nlohmann::json& in, WorkloadResult& result);
+LEAKGATE_API void to_json(nlohmann::json& out, const AllocationSite& site);
+LEAKGATE_API void from_json(const nlohmann::json& in, AllocationSite& site);
+LEAKGATE_API void to_json(nlohmann::json& out, const CycleShapeCount& shape);
+LEAKGATE_API void from_json(const nlohmann::json& in, CycleShapeCount& shape);
+LEAKGATE_API void to_json(nlohmann::json& out, const Finding& finding);
+LEAKGATE_API void from_json(const nlohmann::json& in, Finding& finding);
+LEAKGATE_API void to_json(nlohmann::json& out, const CheckResult& check);
+LEAKGATE_API void from_json(const nlohmann::json& in, CheckResult& check);
+LEAKGATE_API void to_json(nlohmann::json& out, const SentinelVerdict& sentinel);
+LEAKGATE_API void from_json(const nlohmann::json& in, SentinelVerdict& sentinel);
+LEAKGATE_API void to_json(nlohmann::json& out, const WorkloadError& error);
+LEAKGATE_API void from_json(const nlohmann::json& in, WorkloadError& error);
+LEAKGATE_API void to_json(nlohmann::json& out, const WorkloadResult& result);
+LEAKGATE_API void from_json(const nlohmann::json& in, WorkloadResult& result);
 
 } // namespace leakgate

@@ -2,8 +2,11 @@
 // allocations"): every successful malloc, calloc and realloc in the RAW, MEM and OBJ domains is an
 // allocation; net blocks are allocations minus frees. The counter wraps the allocators that are
 // installed when it is (CPython allows only wrapping once it runs) and stays installed for the
-// life of the worker; outside a region it costs one relaxed atomic load per call.
+// life of the worker; outside a region it costs one relaxed atomic load per call. Public
+// (leakgate/api.h): a probe counts its own region with start() and stop().
 #pragma once
+
+#include "leakgate/api.h"
 
 #include <Python.h>
 
@@ -20,7 +23,7 @@ struct AllocationCounts {
     }
 };
 
-class AllocationCounter {
+class LEAKGATE_API AllocationCounter {
   public:
     // Wraps the three domains' allocators. Idempotent; call with the GIL held.
     static void install();

@@ -73,7 +73,8 @@ int run(int argc, char** argv) {
         "A target module (a path, or a built-in name: reference, cute); default: the "
         "bundled model of nvidia-cutlass-dsl 4.6.1");
     gateCommand->add_option("--checks", checks,
-                            "Comma-separated checks or workloads to run (default: all; see the README)");
+                            "Comma-separated checks or workloads to run (default: all; see the README; "
+                            "`probe` alone: only the --probe plug-ins' checks)");
     // Capped so that MiB << 20 cannot wrap: a sentinel is a payload, not a memory test.
     constexpr std::int64_t kMaxSentinelMiB = 1 << 20; // 1 TiB
     gateCommand->add_option("--sentinel-mib", sentinelMiB, "Host payload of each sentinel, in MiB")
@@ -108,7 +109,9 @@ int run(int argc, char** argv) {
     gateCommand->add_option("--probe", gate.probes,
                             "A probe plug-in: a Python file (FILE.py) or a C++ shared library "
                             "(leakgate/plugin.h); repeatable")
-        ->type_name("FILE");
+        ->type_name("FILE")
+        ->expected(1)
+        ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
     gateCommand->add_flag("--lint", gate.lint,
                           "Also lint the target's sources (a file target's file; cute: the installed "
                           "nvidia_cutlass_dsl) and mark findings the dynamic checks confirm");

@@ -31,6 +31,13 @@ for python in "${pythons[@]}"; do
 done
 echo "=== all Pythons: $SECONDS s"
 
+# The installed package (tests/install/run.sh): the 3.11 build installed into a temporary prefix
+# and moved, the example probes built against it (find_package and pkg-config) and run by the
+# installed gate.
+install_started=$SECONDS
+tests/install/run.sh build || failed=1
+echo "=== install: $((SECONDS - install_started)) s"
+
 # The Python package (tests/package/run.sh): the wheel installed into a fresh venv and its tests run
 # from outside the tree; on 3.11 with `python -m build --wheel` (build-wheel/3.11), on 3.12 with
 # `python -m build` (the sdist, then the wheel from it, from scratch).

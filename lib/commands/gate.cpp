@@ -194,7 +194,15 @@ Report runGate(const GateOptions& options) {
     const std::string targetName = options.target.empty() ? defaultGateTarget() : options.target;
     const TargetRef target = resolveTarget(targetName);
     const TargetRef reference = resolveTarget("reference");
-    std::vector<std::string> selected = selectChecks(options.checks);
+    // `probe` in --checks: the plug-ins' workload, which runs whenever --probe is given; alone, it
+    // leaves out every built-in check.
+    std::vector<std::string> requested = options.checks;
+    const bool onlyProbes = !requested.empty() && std::all_of(requested.begin(), requested.end(),
+                                                              [](const std::string& name) { return name == "probe"; });
+    std::erase(requested, std::string("probe"));
+    if (onlyProbes && options.probes.empty())
+        throw UsageError("--checks probe: the probe plug-ins' checks, but no --probe was given");
+    std::vector<std::string> selected = onlyProbes ? std::vector<std::string>{} : selectChecks(requested);
     for (const std::string& probe : options.probes) {
         if (!fs::is_regular_file(probe))
             throw UsageError(fmt::format("--probe {}: not a file (a Python probe, FILE.py, or a C++ "

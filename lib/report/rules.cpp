@@ -48,7 +48,7 @@ Evidence evidenceOf(std::string_view kind) {
     // The launch loops name every figure they judge launch-<figure>; lint names its rules lint:<rule>.
     if (kind.starts_with("launch-")) return Evidence::kLaunchLoop;
     if (kind.starts_with("lint:")) return Evidence::kSource;
-    return Evidence::kObjectGraph;
+    return Evidence::kPlugin;
 }
 
 } // namespace leakgate

@@ -12,6 +12,7 @@ enum class Evidence {
     kObjectGraph, // the scanner explained objects in the heap: frame-cycle, retained-frame
     kLaunchLoop,  // a launch loop's figures against the reference: launch-*
     kSource,      // a static rule matched a source line: lint:*
+    kPlugin,      // a probe plug-in's check (gate --probe): what it filled in, nothing more
 };
 
 struct Rule {

@@ -360,6 +360,19 @@ WorkloadResult runProbe(const WorkerSpec& spec) {
     for (auto& check : result.checks) {
         if (check.name == "sentinels") check.name = plugin.checks.front() + "-sentinels";
     }
+    // A failure the plug-in gave no finding of its own becomes one, so that the outputs made of
+    // findings (SARIF, the text's findings) carry it too.
+    for (const auto& check : result.checks) {
+        if (check.status != Status::kFail) continue;
+        bool explained = std::any_of(result.findings.begin(), result.findings.end(),
+                                     [&](const Finding& finding) { return finding.kind == check.name; });
+        if (!explained) {
+            Finding finding;
+            finding.kind = check.name;
+            finding.summary = check.reason;
+            result.findings.push_back(std::move(finding));
+        }
+    }
     return result;
 }
 

@@ -97,9 +97,13 @@ void writeFinding(std::string& out, const TextOptions& options, const Finding& f
                                finding.frames.size() - shown, finding.frames.back().function);
         }
     }
-    out += fmt::format("  pins {} object{}, about {}\n", finding.objects,
-                       finding.objects == 1 ? "" : "s", humanBytes(finding.bytes));
-    out += fmt::format("  fix:   {}\n", finding.fix);
+    // A plug-in's finding says what it measured and no more: its reason may be all there is.
+    const bool plugin = evidence == Evidence::kPlugin;
+    if (!plugin || finding.objects > 0 || finding.bytes > 0) {
+        out += fmt::format("  pins {} object{}, about {}\n", finding.objects,
+                           finding.objects == 1 ? "" : "s", humanBytes(finding.bytes));
+    }
+    if (!plugin || !finding.fix.empty()) out += fmt::format("  fix:   {}\n", finding.fix);
 }
 
 void writeSentinels(std::string& out, const std::vector<SentinelVerdict>& sentinels) {

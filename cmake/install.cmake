@@ -31,7 +31,8 @@ endif()
 if(SKBUILD)
   install(TARGETS leakgate_native LIBRARY DESTINATION leakgate_dsl)
   # A wheel cannot hold symbolic links: one file, libleakgate.so, which the CLI names as it is.
-  set_target_properties(leakgate_shared PROPERTIES VERSION "" SOVERSION "")
+  set_property(TARGET leakgate_shared PROPERTY VERSION)
+  set_property(TARGET leakgate_shared PROPERTY SOVERSION)
   return()
 endif()
 

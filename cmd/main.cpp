@@ -149,6 +149,11 @@ int run(int argc, char** argv) {
     bisectCommand->add_option("--target", bisect.gate.target,
                               "The target for every version (default cute)");
     bisectCommand->add_option("--checks", bisectChecks, "Checks or workloads (default decorate,import)");
+    bisectCommand->add_option("--probe", bisect.gate.probes,
+                              "A probe plug-in run on every version (as gate --probe); repeatable")
+        ->type_name("FILE")
+        ->expected(1)
+        ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
     bisectCommand->add_option("--json", output.json, "Write the JSON table to FILE ('-' for stdout)");
     bisectCommand->add_option("--timeout", timeoutSeconds, "Seconds before a worker is killed")
         ->check(CLI::PositiveNumber);

@@ -301,7 +301,7 @@ Report runGate(const GateOptions& options) {
             if (std::string(role) == "reference" && targetIsReference) continue;
             worker::WorkerRequest request = workerRequest(options, env, "probe",
                                                           std::string(role) == "target" ? target : reference, role);
-            request.spec.probe = probe;
+            request.spec.probe = fs::absolute(probe).string();
             WorkloadResult result = worker::runInWorker(request);
             result.role = role;
             if (result.checks.empty()) {

@@ -63,14 +63,6 @@ class GuardedProbe final : public probes::Probe {
     }
     void afterCollection(WorkloadResult& result) override {
         guard("afterCollection", &result, [&] { inner_->afterCollection(result); });
-        if (!thrown_ && decidesCheck() &&
-            std::none_of(result.checks.begin(), result.checks.end(),
-                         [&](const CheckResult& check) { return check.name == name_; }) &&
-            !result.error) {
-            result.checks.push_back({name_, Status::kError,
-                                     fmt::format("{} decided nothing at any of the three reads", origin_),
-                                     std::nullopt});
-        }
     }
 
   private:
@@ -353,6 +345,17 @@ WorkloadResult runProbe(const WorkerSpec& spec) {
                 std::nullopt, ""};
         }
     });
+    // Every check the plug-in declared has a status, whatever stopped it.
+    for (const auto& name : plugin.checks) {
+        if (std::none_of(result.checks.begin(), result.checks.end(),
+                         [&](const CheckResult& check) { return check.name == name; })) {
+            result.checks.push_back(
+                {name, Status::kError,
+                 result.error ? result.error->message
+                              : fmt::format("{} decided nothing at any of the three reads", plugin.origin),
+                 std::nullopt});
+        }
+    }
     // The sentinel check is the plug-in's too, when its workload made sentinels.
     std::erase_if(result.checks, [](const CheckResult& check) {
         return check.name == "sentinels" && check.status == Status::kSkip;

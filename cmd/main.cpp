@@ -11,8 +11,11 @@
 #include "lib/worker/main.h"
 
 #include <CLI/CLI.hpp>
+#include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
+#include <map>
 #include <cstdio>
 #include <cstdlib>
 #include <optional>
@@ -26,6 +29,125 @@ using namespace leakgate;
 
 using OutputOptions = report::Outputs;
 
+// Short range messages: CLI::PositiveNumber quotes the whole range of a double (300 digits).
+double numberOf(const std::string& text) {
+    size_t used = 0;
+    double value = std::stod(text, &used);
+    if (used != text.size()) throw std::invalid_argument(text);
+    return value;
+}
+const CLI::Validator kPositive(
+    [](std::string& text) -> std::string {
+        try {
+            return numberOf(text) > 0 ? "" : "must be more than 0, not " + text;
+        } catch (const std::exception&) {
+            return "not a number: " + text;
+        }
+    },
+    "POSITIVE");
+const CLI::Validator kNonNegative(
+    [](std::string& text) -> std::string {
+        try {
+            return numberOf(text) >= 0 ? "" : "must be 0 or more, not " + text;
+        } catch (const std::exception&) {
+            return "not a number: " + text;
+        }
+    },
+    "NONNEGATIVE");
+
+// Levenshtein distance, for "did you mean".
+size_t editDistance(const std::string& a, const std::string& b) {
+    std::vector<size_t> row(b.size() + 1);
+    for (size_t j = 0; j <= b.size(); ++j)
+        row[j] = j;
+    for (size_t i = 1; i <= a.size(); ++i) {
+        size_t diagonal = row[0];
+        row[0] = i;
+        for (size_t j = 1; j <= b.size(); ++j) {
+            size_t above = row[j];
+            row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+            diagonal = above;
+        }
+    }
+    return row[b.size()];
+}
+
+// The closest of `candidates` to `typed` (a prefix of it, or a few edits away), or empty.
+std::string closest(const std::string& typed, const std::vector<std::string>& candidates) {
+    std::string best;
+    size_t bestDistance = std::max<size_t>(2, typed.size() / 3) + 1;
+    for (const auto& candidate : candidates) {
+        size_t distance = candidate.starts_with(typed) ? 1 : editDistance(typed, candidate);
+        if (distance < bestDistance) {
+            best = candidate;
+            bestDistance = distance;
+        }
+    }
+    return best;
+}
+
+// The long option names of `command` and of the app above it (options fall through to it).
+std::vector<std::string> longOptions(const CLI::App* command) {
+    std::vector<std::string> names;
+    for (const CLI::App* app = command; app; app = app->get_parent()) {
+        for (const CLI::Option* option : app->get_options()) {
+            for (const std::string& name : option->get_lnames())
+                names.push_back("--" + name);
+        }
+    }
+    return names;
+}
+
+// A subcommand or an option nobody has: the error names the closest one there is.
+void checkSpelling(const CLI::App& app, int argc, char** argv) {
+    std::vector<std::string> subcommands;
+    for (const CLI::App* command : app.get_subcommands([](const CLI::App*) { return true; }))
+        subcommands.push_back(command->get_name());
+    const CLI::App* chosen = &app;
+    for (int i = 1; i < argc; ++i) {
+        std::string word = argv[i];
+        if (word == "--") break;
+        if (chosen == &app && !word.starts_with("-")) {
+            if (std::find(subcommands.begin(), subcommands.end(), word) == subcommands.end()) {
+                std::string hint = closest(word, subcommands);
+                throw UsageError(fmt::format("unknown subcommand `{}`{}; the subcommands are {}", word,
+                                             hint.empty() ? "" : fmt::format(" (did you mean `{}`?)", hint),
+                                             fmt::join(subcommands, ", ")));
+            }
+            chosen = app.get_subcommand(word);
+            continue;
+        }
+        if (word.starts_with("--") && word.size() > 2) {
+            std::string name = word.substr(0, word.find('='));
+            std::vector<std::string> known = longOptions(chosen);
+            if (std::find(known.begin(), known.end(), name) == known.end() && name != "--help" &&
+                name != "--version") {
+                std::string hint = closest(name, known);
+                throw UsageError(fmt::format("unknown option `{}`{}{}", name,
+                                             chosen == &app ? "" : " for `" + chosen->get_name() + "`",
+                                             hint.empty() ? "" : fmt::format(" (did you mean `{}`?)", hint)));
+            }
+        }
+    }
+}
+
+// --color WHEN and --no-color; a non-empty NO_COLOR turns colour off under `auto` (no-color.org).
+void addColorOptions(CLI::App* command, OutputOptions& output) {
+    command
+        ->add_option_function<std::string>(
+            "--color",
+            [&output](const std::string& when) {
+                output.color = when == "always" ? report::Color::kAlways
+                               : when == "never" ? report::Color::kNever
+                                                 : report::Color::kAuto;
+            },
+            "Colour in the text report: auto (a terminal, and NO_COLOR empty or unset), always, never")
+        ->check(CLI::IsMember({"auto", "always", "never"}))
+        ->type_name("WHEN");
+    command->add_flag_callback("--no-color", [&output] { output.color = report::Color::kNever; },
+                               "No colour in the text report (--color never)");
+}
+
 // Options every reporting subcommand shares.
 void addOutputOptions(CLI::App* command, OutputOptions& output, std::optional<std::string>& python,
                       int& timeout) {
@@ -36,16 +158,15 @@ void addOutputOptions(CLI::App* command, OutputOptions& output, std::optional<st
     command->add_option(
         "--python", python,
         "Interpreter of the environment to run in (a venv's python; same major.minor as this build)");
-    command->add_option("--timeout", timeout, "Seconds before a worker is killed")
-        ->check(CLI::PositiveNumber);
+    command->add_option("--timeout", timeout, "Seconds before a worker is killed")->check(kPositive);
     command->add_flag("-q,--quiet", output.quiet, "No text report, no target output");
-    command->add_flag("--no-color", output.noColor,
-                      "No colour in the text report (NO_COLOR is honoured too)");
+    addColorOptions(command, output);
 }
 
 int run(int argc, char** argv) {
     CLI::App app{"leakgate: finds memory that Python GPU DSLs keep alive when they should not"};
     app.require_subcommand(1);
+    app.fallthrough(); // -v, --version anywhere: a subcommand passes what it lacks to the app
     app.set_version_flag("--version", std::string("leakgate ") + LEAKGATE_VERSION + " (Python " +
                                           LEAKGATE_PYTHON_VERSION + ")");
     int verbosity = 0;
@@ -87,11 +208,11 @@ int run(int argc, char** argv) {
     gateCommand
         ->add_option("--soak-steps", gate.soakSteps,
                      "Soak steps per target (default: run for --soak-seconds)")
-        ->check(CLI::NonNegativeNumber);
+        ->check(kNonNegative);
     gateCommand
         ->add_option("--soak-seconds", gate.soakSeconds,
                      "Soak budget per target, in seconds (default 30)")
-        ->check(CLI::PositiveNumber);
+        ->check(kPositive);
     gateCommand
         ->add_option("--baseline", gate.baseline,
                      "JSON of an earlier gate run (the last good release): a figure that grew beyond "
@@ -102,10 +223,10 @@ int run(int argc, char** argv) {
         ->check(CLI::ExistingFile);
     gateCommand
         ->add_option("--launch-calls", gate.launchCalls, "Calls per measured launch run (default 2000)")
-        ->check(CLI::PositiveNumber);
+        ->check(kPositive);
     gateCommand
         ->add_option("--launch-runs", gate.launchRuns, "Measured runs per launch case (default 5)")
-        ->check(CLI::PositiveNumber);
+        ->check(kPositive);
     gateCommand->add_option("--probe", gate.probes,
                             "A probe plug-in: a Python file (FILE.py) or a C++ shared library "
                             "(leakgate/plugin.h); repeatable")
@@ -118,7 +239,7 @@ int run(int argc, char** argv) {
     gateCommand
         ->add_option("--distinct-values", gate.distinctValues,
                      "Distinct values the values workload packs to test boundedness (default 1000000)")
-        ->check(CLI::PositiveNumber);
+        ->check(kPositive);
 
     LintOptions lint;
     CLI::App* lintCommand = app.add_subcommand(
@@ -156,7 +277,7 @@ int run(int argc, char** argv) {
         ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
     bisectCommand->add_option("--json", output.json, "Write the JSON table to FILE ('-' for stdout)");
     bisectCommand->add_option("--timeout", timeoutSeconds, "Seconds before a worker is killed")
-        ->check(CLI::PositiveNumber);
+        ->check(kPositive);
     bisectCommand->add_option("--soak-seconds", bisect.gate.soakSeconds,
                               "Soak budget per target, in seconds");
     bisectCommand->add_option("--launch-calls", bisect.gate.launchCalls,
@@ -165,8 +286,9 @@ int run(int argc, char** argv) {
     bisectCommand->add_option("--distinct-values", bisect.gate.distinctValues,
                               "Distinct values for values-bounded");
     bisectCommand->add_flag("-q,--quiet", output.quiet, "No text report, no target output");
-    bisectCommand->add_flag("--no-color", output.noColor, "No colour in the text report");
+    addColorOptions(bisectCommand, output);
 
+    checkSpelling(app, argc, argv);
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& error) {

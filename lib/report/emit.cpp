@@ -47,8 +47,9 @@ int write(const Outputs& outputs, const std::function<std::string(const TextOpti
     const int exitCode = static_cast<int>(failed ? ExitCode::kErrored : code);
     if (!outputs.quiet) {
         FILE* stream = onStdout(files) ? stderr : stdout;
-        bool color =
-            !outputs.noColor && std::getenv("NO_COLOR") == nullptr && ::isatty(::fileno(stream));
+        const char* noColor = std::getenv("NO_COLOR");
+        bool color = outputs.color == Color::kAlways ||
+                     (outputs.color == Color::kAuto && (!noColor || !*noColor) && ::isatty(::fileno(stream)));
         std::fputs(text(TextOptions{color, exitCode}).c_str(), stream);
         std::fflush(stream);
     }

@@ -12,13 +12,16 @@
 
 namespace leakgate::report {
 
+// Colour in the text report: kAuto is a terminal with NO_COLOR empty or unset (no-color.org).
+enum class Color { kAuto, kAlways, kNever };
+
 struct Outputs {
     std::string json; // a path, "-" for stdout, or empty for none
     std::string junit;
     std::string sarif;
     std::string html;
     bool quiet = false;   // no text report
-    bool noColor = false; // NO_COLOR in the environment turns colour off too
+    Color color = Color::kAuto;
 };
 
 // Before anything runs, a UsageError for: two machine formats on stdout (one unreadable stream),

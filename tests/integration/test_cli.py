@@ -63,6 +63,82 @@ class UsageErrors(unittest.TestCase):
         self.assertRegex(run.stderr, r"is Python 3\.\d+\.\d+")
 
 
+class Spelling(unittest.TestCase):
+    def test_a_mistyped_subcommand_names_the_closest_one(self):
+        run = leakgate("gat")
+        self.assertEqual(run.returncode, 2)
+        self.assertIn("unknown subcommand `gat` (did you mean `gate`?); the subcommands are scan, gate, "
+                      "lint, bisect", run.stderr)
+        run = leakgate("frobnicate")
+        self.assertEqual(run.returncode, 2)
+        self.assertNotIn("did you mean", run.stderr)
+
+    def test_a_mistyped_option_names_the_closest_one_of_its_subcommand(self):
+        run = leakgate("gate", "--soak-second", "3")
+        self.assertEqual(run.returncode, 2)
+        self.assertIn("unknown option `--soak-second` for `gate` (did you mean `--soak-seconds`?)", run.stderr)
+        run = leakgate("lint", "--compile-comands=x", "y.py")
+        self.assertIn("(did you mean `--compile-commands`?)", run.stderr)
+
+    def test_a_value_out_of_range_gets_a_short_message(self):
+        run = leakgate("gate", "--soak-seconds", "0")
+        self.assertEqual(run.returncode, 2)
+        self.assertIn("--soak-seconds: must be more than 0, not 0", run.stderr)
+        self.assertLess(len(run.stderr), 200, run.stderr)
+        run = leakgate("gate", "--soak-steps", "-1")
+        self.assertIn("must be 0 or more, not -1", run.stderr)
+
+    def test_global_options_work_after_the_subcommand(self):
+        run = leakgate("gate", "--target", "reference", "--checks", "import", "--version")
+        self.assertEqual(run.returncode, 0)
+        self.assertRegex(run.stdout, r"^leakgate [0-9.]+ \(Python 3\.[0-9]+\)")
+        run = leakgate("gate", "--target", "reference", "--checks", "import", "-v")
+        self.assertEqual(run.returncode, 0, run.stderr)
+
+
+class Colour(unittest.TestCase):
+    """no-color.org: a non-empty NO_COLOR turns colour off; an empty one does not."""
+
+    def on_a_terminal(self, *args, env):
+        import pty
+        main, secondary = pty.openpty()
+        try:
+            run = subprocess.run([LEAKGATE, "gate", "--target", "reference", "--checks", "import", *args],
+                                 stdout=secondary, stderr=subprocess.DEVNULL, timeout=300,
+                                 env=dict(os.environ, **env))
+            os.close(secondary)
+            secondary = None
+            chunks = []
+            while True:
+                try:
+                    chunk = os.read(main, 65536)
+                except OSError:  # the terminal closed
+                    break
+                if not chunk:
+                    break
+                chunks.append(chunk)
+            self.assertEqual(run.returncode, 0)
+            return b"".join(chunks).decode()
+        finally:
+            os.close(main)
+            if secondary is not None:
+                os.close(secondary)
+
+    def test_no_color_and_the_color_option(self):
+        self.assertIn("\x1b[", self.on_a_terminal(env={"NO_COLOR": ""}))
+        self.assertNotIn("\x1b[", self.on_a_terminal(env={"NO_COLOR": "1"}))
+        self.assertIn("\x1b[", self.on_a_terminal("--color", "always", env={"NO_COLOR": "1"}))
+        self.assertNotIn("\x1b[", self.on_a_terminal("--color", "never", env={"NO_COLOR": ""}))
+        self.assertNotIn("\x1b[", self.on_a_terminal("--no-color", env={"NO_COLOR": ""}))
+        # Not a terminal: no colour unless asked.
+        self.assertNotIn("\x1b[", leakgate("gate", "--target", "reference", "--checks", "import").stdout)
+        self.assertIn("\x1b[", leakgate("gate", "--target", "reference", "--checks", "import",
+                                         "--color", "always").stdout)
+        run = leakgate("gate", "--color", "sometimes")
+        self.assertEqual(run.returncode, 2)
+        self.assertIn("--color: sometimes not in {auto,always,never}", run.stderr)
+
+
 class Environments(unittest.TestCase):
     def test_python_runs_the_script_in_a_venv_with_its_site_packages(self):
         with tempfile.TemporaryDirectory(prefix="leakgate-venv-") as tmp:

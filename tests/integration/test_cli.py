@@ -139,6 +139,30 @@ class Colour(unittest.TestCase):
         self.assertIn("--color: sometimes not in {auto,always,never}", run.stderr)
 
 
+class WhatTheTargetWrites(unittest.TestCase):
+    TARGET = (
+        "def deep(n):\n"
+        "    if n == 0:\n"
+        "        raise RuntimeError('\\x1b[31mred\\x1b[0m and \\x1b]0;title\\x07plain')\n"
+        "    deep(n - 1)\n"
+        "deep(20)\n")
+
+    def test_escapes_of_the_code_under_test_are_stripped_unless_colour_is_asked(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            target = os.path.join(tmp, "colours.py")
+            with open(target, "w") as f:
+                f.write(self.TARGET)
+            plain = leakgate("gate", "--target", target, "--checks", "import", "--no-color")
+            self.assertEqual(plain.returncode, 3, plain.stderr)
+            self.assertNotIn("\x1b", plain.stdout)
+            self.assertIn("red and plain", plain.stdout)
+            coloured = leakgate("gate", "--target", target, "--checks", "import", "--color", "always")
+            self.assertIn("\x1b[31mred", coloured.stdout)
+            # The traceback's last lines, the rest folded (all of it in the JSON).
+            self.assertRegex(plain.stdout, r"\| \.\.\. [0-9]+ lines before these \(all in the JSON report\)")
+            self.assertLess(plain.stdout.count("line 4, in deep"), 8)
+
+
 class Environments(unittest.TestCase):
     def test_python_runs_the_script_in_a_venv_with_its_site_packages(self):
         with tempfile.TemporaryDirectory(prefix="leakgate-venv-") as tmp:

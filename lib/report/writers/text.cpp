@@ -136,9 +136,55 @@ void writeSentinels(std::string& out, const std::vector<SentinelVerdict>& sentin
     }
 }
 
-} // namespace
+// The end of what the worker or the target wrote (tracebacks, most often): its last lines, the
+// rest folded into a count; all of it is in the JSON report.
+void writeStderrTail(std::string& out, const std::string& tail) {
+    std::vector<std::string_view> lines;
+    std::string_view rest = tail;
+    while (!rest.empty()) {
+        size_t end = rest.find('\n');
+        lines.push_back(rest.substr(0, end));
+        rest = end == std::string_view::npos ? std::string_view() : rest.substr(end + 1);
+    }
+    constexpr size_t kShownLines = 12;
+    out += "  stderr (tail):\n";
+    size_t first = 0;
+    if (lines.size() > kShownLines + 2) {
+        first = lines.size() - kShownLines;
+        out += fmt::format("    | ... {} lines before these (all in the JSON report)\n", first);
+    }
+    for (size_t i = first; i < lines.size(); ++i)
+        out += fmt::format("    | {}\n", lines[i]);
+}
 
-std::string formatText(const Report& report, const TextOptions& options) {
+// Escape sequences (CSI `ESC [ ... final`, OSC `ESC ] ... BEL or ESC \\`, and two-byte ones) out of
+// text that is not to be coloured: the code under test may colour what it writes and raises.
+std::string withoutEscapes(const std::string& text) {
+    std::string out;
+    out.reserve(text.size());
+    for (size_t i = 0; i < text.size(); ++i) {
+        if (text[i] != '\x1b') {
+            out += text[i];
+            continue;
+        }
+        if (i + 1 >= text.size()) break;
+        char kind = text[++i];
+        if (kind == '[') {
+            while (i + 1 < text.size() && !(text[i + 1] >= 0x40 && text[i + 1] <= 0x7e))
+                ++i;
+            ++i; // the final byte
+        } else if (kind == ']') {
+            while (i + 1 < text.size() && text[i + 1] != '\a' &&
+                   !(text[i + 1] == '\x1b' && i + 2 < text.size() && text[i + 2] == '\\'))
+                ++i;
+            if (i + 1 >= text.size()) break;
+            i += text[i + 1] == '\a' ? 1 : 2;
+        }
+    }
+    return out;
+}
+
+std::string reportText(const Report& report, const TextOptions& options) {
     std::string out;
     for (const auto& result : report.results) {
         std::string role = result.role == "reference" ? " [reference]" : "";
@@ -150,17 +196,7 @@ std::string formatText(const Report& report, const TextOptions& options) {
         }
         if (result.error) {
             out += fmt::format("  {} {}\n", paint(options, "35;1", "error:"), result.error->message);
-            if (!result.error->stderrTail.empty()) {
-                out += "  stderr (tail):\n";
-                std::string tail = result.error->stderrTail;
-                size_t start = 0;
-                while (start < tail.size()) {
-                    size_t end = tail.find('\n', start);
-                    if (end == std::string::npos) end = tail.size();
-                    out += fmt::format("    | {}\n", tail.substr(start, end - start));
-                    start = end + 1;
-                }
-            }
+            if (!result.error->stderrTail.empty()) writeStderrTail(out, result.error->stderrTail);
         }
         if (!result.sentinels.empty()) writeSentinels(out, result.sentinels);
         // The reference is the baseline: its findings are in the JSON, its checks say enough here.
@@ -174,6 +210,13 @@ std::string formatText(const Report& report, const TextOptions& options) {
     out += fmt::format("{} finding{}; exit {}\n", findings, findings == 1 ? "" : "s",
                        options.exitCode.value_or(static_cast<int>(report.exitCode())));
     return out;
+}
+
+} // namespace
+
+std::string formatText(const Report& report, const TextOptions& options) {
+    std::string text = reportText(report, options);
+    return options.color ? text : withoutEscapes(text);
 }
 
 } // namespace leakgate

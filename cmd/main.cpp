@@ -180,7 +180,9 @@ int run(int argc, char** argv) {
     CLI::App* scanCommand =
         app.add_subcommand("scan", "Run a script under gc.disable() and explain the frames it leaks");
     addOutputOptions(scanCommand, output, scan.python, timeoutSeconds);
-    scanCommand->add_option("command", command, "-- SCRIPT [ARGS...]")->required();
+    scanCommand->add_option("-m", scan.module, "Run MODULE as `python -m` does (then ARGS...)")
+        ->type_name("MODULE");
+    scanCommand->add_option("command", command, "-- SCRIPT [ARGS...], or ARGS... after -m MODULE");
 
     GateOptions gate;
     std::string checks;
@@ -301,7 +303,10 @@ int run(int argc, char** argv) {
 
     // What the run reads: a report written over one of them would destroy it.
     std::vector<std::string> inputs;
-    if (scanCommand->parsed()) inputs.push_back(command.front());
+    if (scanCommand->parsed() && scan.module.empty()) {
+        if (command.empty()) throw UsageError("scan: give a script (-- SCRIPT [ARGS...]) or -m MODULE");
+        inputs.push_back(command.front());
+    }
     if (lintCommand->parsed()) {
         inputs = lint.paths;
         if (lint.compileCommands) inputs.push_back(*lint.compileCommands);
@@ -312,8 +317,12 @@ int run(int argc, char** argv) {
     }
     report::checkOutputs(output, inputs);
     if (scanCommand->parsed()) {
-        scan.script = command.front();
-        scan.args.assign(command.begin() + 1, command.end());
+        if (scan.module.empty()) {
+            scan.script = command.front();
+            scan.args.assign(command.begin() + 1, command.end());
+        } else {
+            scan.args = command;
+        }
         scan.timeout = std::chrono::seconds(timeoutSeconds);
         scan.forwardOutput = !output.quiet;
         return report::emit(runScan(scan), output);

@@ -13,6 +13,29 @@ namespace leakgate {
 
 Report runScan(const ScanOptions& options) {
     std::error_code error;
+    if (options.script.empty() == options.module.empty())
+        throw UsageError("scan: give a script (-- SCRIPT) or a module (-m MODULE), not both");
+    if (!options.module.empty()) {
+        // `python -m`'s argv[0] is the module's file, known only in the worker; it puts it there.
+        python::Environment env =
+            python::queryEnvironment(options.python.value_or(python::buildPythonExecutable()));
+        std::vector<std::string> argv{"-m"};
+        argv.insert(argv.end(), options.args.begin(), options.args.end());
+        worker::WorkerRequest request;
+        request.spec.workload = "scan";
+        request.spec.subject = "-m " + options.module;
+        request.spec.module = options.module;
+        request.spec.environment = env;
+        request.spec.argv = argv;
+        request.timeout = options.timeout;
+        request.forwardOutput = options.forwardOutput;
+        Report report;
+        report.command = "scan";
+        report.pythonVersion = env.version;
+        report.pythonExecutable = env.executable;
+        report.results.push_back(worker::runInWorker(request));
+        return report;
+    }
     if (std::filesystem::is_directory(options.script, error))
         throw UsageError(fmt::format("the script {} is a directory, not a Python file", options.script));
     if (!std::filesystem::is_regular_file(options.script, error) || !std::ifstream(options.script))

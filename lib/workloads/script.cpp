@@ -1,5 +1,6 @@
-// `leakgate scan`'s workload: a script run as __main__, the way `python script.py` runs it, but
-// compiled and evaluated from C so that no harness frame sits under the script's module frame.
+// `leakgate scan`'s workload: a script run as __main__, the way `python script.py` runs it (or a
+// module, as `python -m` runs it), but compiled and evaluated from C so that no harness frame sits
+// under the script's module frame.
 #include "lib/workloads/workload.h"
 
 #include "leakgate/errors.h"
@@ -76,30 +77,61 @@ void shutDownAsPythonDoes() {
     py::module_::import("atexit").attr("_run_exitfuncs")();
 }
 
+
+// A module run as `python -m` runs it (runpy's own lookup, sys.path[0] the working directory,
+// argv[0] the module's file), but evaluated from C like a script: no runpy frame sits under it.
+// Returns the code, or nothing when the module cannot be found (a usage error in `result`).
+py::object prepareModule(const WorkerSpec& spec, py::dict& globals, WorkloadResult& result) {
+    py::module_ sys = py::module_::import("sys");
+    py::list(sys.attr("path")).insert(0, python::fsText(std::filesystem::current_path().string()));
+    py::tuple details;
+    try {
+        details = py::module_::import("runpy").attr("_get_module_details")(spec.module);
+    } catch (py::error_already_set& error) {
+        result.error = WorkloadError{fmt::format("scan -m {}: {}", spec.module, python::textOf(error.value())),
+                                     std::nullopt, ""};
+        result.error->usage = true;
+        return py::object();
+    }
+    py::object moduleSpec = details[1];
+    globals["__file__"] = moduleSpec.attr("origin");
+    globals["__cached__"] = moduleSpec.attr("cached");
+    globals["__loader__"] = moduleSpec.attr("loader");
+    globals["__package__"] = moduleSpec.attr("parent");
+    globals["__spec__"] = moduleSpec;
+    py::list argv = sys.attr("argv");
+    if (argv.size() > 0 && !moduleSpec.attr("origin").is_none()) argv[0] = moduleSpec.attr("origin");
+    return details[2];
+}
+
 } // namespace
 
 WorkloadResult runScript(const WorkerSpec& spec) {
     WorkloadResult result;
     result.workload = "scan";
-    result.subject = spec.script;
-    const std::string script = std::filesystem::absolute(result.subject).string();
-    const std::string source = readSource(script);
-
-    py::module_ sys = py::module_::import("sys");
-    py::list(sys.attr("path")).insert(0, python::fsText(std::filesystem::path(script).parent_path().string()));
+    result.subject = spec.module.empty() ? spec.script : spec.subject;
     py::module_ main = py::module_::import("__main__");
     py::dict globals = main.attr("__dict__");
-    globals["__file__"] = python::fsText(script);
-    globals["__cached__"] = py::none();
-    // A script that does not compile is the script's error, reported as python reports it.
     py::object code;
-    try {
-        code = py::module_::import("builtins")
-                   .attr("compile")(py::bytes(source), python::fsText(script), "exec", 0, true);
-    } catch (py::error_already_set& error) {
-        error.restore();
-        handleScriptException(result);
-        return result;
+    if (!spec.module.empty()) {
+        code = prepareModule(spec, globals, result);
+        if (!code) return result;
+    } else {
+        const std::string script = std::filesystem::absolute(spec.script).string();
+        const std::string source = readSource(script);
+        py::module_ sys = py::module_::import("sys");
+        py::list(sys.attr("path")).insert(0, python::fsText(std::filesystem::path(script).parent_path().string()));
+        globals["__file__"] = python::fsText(script);
+        globals["__cached__"] = py::none();
+        // A script that does not compile is the script's error, reported as python reports it.
+        try {
+            code = py::module_::import("builtins")
+                       .attr("compile")(py::bytes(source), python::fsText(script), "exec", 0, true);
+        } catch (py::error_already_set& error) {
+            error.restore();
+            handleScriptException(result);
+            return result;
+        }
     }
 
     probes::ProbeList probes;

@@ -21,6 +21,7 @@ std::string serialize(const WorkerSpec& spec) {
                 {"environment", spec.environment},
                 {"argv", spec.argv},
                 {"script", spec.script},
+                {"module", spec.module},
                 {"role", spec.role},
                 {"sentinel_bytes", spec.sentinelBytes},
                 {"device_sentinel_bytes", spec.deviceSentinelBytes},
@@ -79,6 +80,7 @@ WorkerSpec parseWorkerSpec(const std::string& text) {
                                                  "environment",
                                                  "argv",
                                                  "script",
+                                                 "module",
                                                  "target",
                                                  "role",
                                                  "sentinel_bytes",
@@ -101,6 +103,7 @@ WorkerSpec parseWorkerSpec(const std::string& text) {
     read(in, "environment", spec.environment, true);
     read(in, "argv", spec.argv, true);
     read(in, "script", spec.script);
+    read(in, "module", spec.module);
     read(in, "role", spec.role);
     read(in, "sentinel_bytes", spec.sentinelBytes);
     read(in, "device_sentinel_bytes", spec.deviceSentinelBytes);

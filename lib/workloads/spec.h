@@ -41,7 +41,8 @@ struct WorkerSpec {
     python::Environment environment;
     std::vector<std::string> argv; // sys.argv of the embedded interpreter
 
-    std::string script; // scan: the script run as __main__
+    std::string script; // scan: the script run as __main__, or
+    std::string module; // scan: the module run as `python -m` runs it
 
     std::optional<TargetRef> target; // gate workloads
     std::string role = "target";     // "target", or "reference": the baseline

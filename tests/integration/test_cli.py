@@ -163,6 +163,28 @@ class WhatTheTargetWrites(unittest.TestCase):
             self.assertLess(plain.stdout.count("line 4, in deep"), 8)
 
 
+class ScanModule(unittest.TestCase):
+    def test_scan_m_runs_a_module_as_python_m_does(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            with open(os.path.join(tmp, "leaky_module.py"), "w") as f:
+                f.write("import json, sys\n"
+                        "print(json.dumps([sys.argv, __name__, __spec__.name]), file=sys.stderr)\n"
+                        "def keep():\n    frame = sys._getframe()\n    payload = bytearray(1 << 20)\n"
+                        "keep()\n")
+            run = leakgate("scan", "--json", "-", "-m", "leaky_module", "one", "two", cwd=tmp)
+            self.assertEqual(run.returncode, 1, run.stderr)
+            report = json.loads(run.stdout)
+            self.assertEqual(report["results"][0]["subject"], "-m leaky_module")
+            self.assertEqual(report["findings"][0]["frames"][0]["function"], "keep")
+            argv, name, spec = json.loads(run.stderr.strip().splitlines()[0])
+            self.assertEqual((argv[1:], name, spec), (["one", "two"], "__main__", "leaky_module"))
+            self.assertEqual(os.path.realpath(argv[0]), os.path.realpath(os.path.join(tmp, "leaky_module.py")))
+            missing = leakgate("scan", "-m", "no_such_module_here", cwd=tmp)
+            self.assertEqual(missing.returncode, 2)
+            self.assertIn("scan -m no_such_module_here: No module named no_such_module_here", missing.stdout)
+            self.assertEqual(leakgate("scan", cwd=tmp).returncode, 2)
+
+
 class Environments(unittest.TestCase):
     def test_python_runs_the_script_in_a_venv_with_its_site_packages(self):
         with tempfile.TemporaryDirectory(prefix="leakgate-venv-") as tmp:

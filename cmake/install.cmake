@@ -6,6 +6,7 @@
 #   ROOT/include/leakgate/*.h              the public API (include/leakgate/api.h)
 #   ROOT/lib/cmake/leakgate/               leakgateConfig.cmake and its version file
 #   ROOT/lib/pkgconfig/leakgate.pc
+#   ROOT/share/bash-completion/completions/leakgate   bash completion (share/completion/)
 # ROOT is the install prefix, or, in the wheel, the package folder leakgate_dsl/ beside the
 # extension module (scikit-build-core installs into the wheel's site-packages root). Every path
 # inside is relative to ROOT, so a prefix copied elsewhere still works.
@@ -40,6 +41,8 @@ endif()
 # the interpreter this build embeds) and nlohmann-json's (a result's details): their include
 # folders, found now, are written into the config file and the .pc file.
 install(TARGETS leakgate_shared LIBRARY DESTINATION lib NAMELINK_ONLY)
+install(FILES share/completion/leakgate.bash DESTINATION share/bash-completion/completions
+        RENAME leakgate)
 install(DIRECTORY include/leakgate DESTINATION include FILES_MATCHING PATTERN "*.h")
 install(FILES "${PROJECT_BINARY_DIR}/include/leakgate/version.h" DESTINATION include/leakgate)
 

@@ -1,0 +1,50 @@
+# bash completion for leakgate (and the Python package's leakgate-dsl). Source it, or install it as
+# share/bash-completion/completions/leakgate (cmake --install does). The option lists are
+# leakgate's own: tests/integration/test_completion.py checks them against `leakgate X --help`.
+_leakgate_checks="decorate-sentinels decorate-frame-cycle decorate-retained-frame decorate-device-memory
+import-sentinels import-frame-cycle import-retained-frame import-device-memory launch-allocations
+launch-net-blocks launch-cyclic-garbage values-encoding values-bounded soak-growth device-echo
+device-allocations device-cyclic-garbage decorate import launch values soak device probe"
+
+_leakgate() {
+    local cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD-1]}
+    local subcommand="" i
+    for ((i = 1; i < COMP_CWORD; i++)); do
+        case ${COMP_WORDS[i]} in
+            scan|gate|lint|bisect) subcommand=${COMP_WORDS[i]}; break ;;
+        esac
+    done
+    local global="-h --help -v --verbose --version"
+    local outputs="--json --junit --sarif --html --python --timeout -q --quiet --color --no-color"
+    local options
+    case $subcommand in
+        "")     COMPREPLY=($(compgen -W "scan gate lint bisect $global" -- "$cur")); return ;;
+        scan)   options="$global $outputs -m" ;;
+        gate)   options="$global $outputs --target --checks --sentinel-mib --device-sentinel-mib
+                         --soak-steps --soak-seconds --baseline --budgets --launch-calls --launch-runs
+                         --probe --lint --distinct-values" ;;
+        lint)   options="$global $outputs --compile-commands --cxx-flag -I --include" ;;
+        bisect) options="$global --package --versions --from --to --target --checks --probe --json
+                         --timeout --soak-seconds --launch-calls --launch-runs --distinct-values
+                         -q --quiet --color --no-color" ;;
+    esac
+    case $prev in
+        --color) COMPREPLY=($(compgen -W "auto always never" -- "$cur")); return ;;
+        --checks)
+            # A comma-separated list: complete its last item.
+            local done=${cur%"${cur##*,}"}
+            COMPREPLY=($(compgen -P "$done" -W "$_leakgate_checks" -- "${cur##*,}")); return ;;
+        --target) COMPREPLY=($(compgen -W "reference cute" -- "$cur") $(compgen -f -- "$cur")); return ;;
+        --json|--junit|--sarif|--html|--baseline|--budgets|--probe|--compile-commands|--python|-I|--include)
+            COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        --timeout|--sentinel-mib|--device-sentinel-mib|--soak-steps|--soak-seconds|--launch-calls|\
+        --launch-runs|--distinct-values|--package|--versions|--from|--to|--cxx-flag|-m)
+            return ;; # a value of the user's
+    esac
+    if [[ $cur == -* ]]; then
+        COMPREPLY=($(compgen -W "$options" -- "$cur"))
+    else
+        COMPREPLY=($(compgen -f -- "$cur"))
+    fi
+}
+complete -o filenames -F _leakgate leakgate leakgate-dsl

@@ -129,18 +129,23 @@ struct Counts {
     }
 };
 
-std::string countAttributes(const Counts& counts) {
-    return fmt::format(R"(tests="{}" failures="{}" errors="{}" skipped="{}" time="{:.3f}")",
-                       counts.tests, counts.failures, counts.errors, counts.skipped, counts.seconds);
+// A <testsuite>'s counts; <testsuites> has no `skipped` (junit-10.xsd), so `withSkipped` is false there.
+std::string countAttributes(const Counts& counts, bool withSkipped = true) {
+    std::string skipped = withSkipped ? fmt::format(R"( skipped="{}")", counts.skipped) : "";
+    return fmt::format(R"(tests="{}" failures="{}" errors="{}"{} time="{:.3f}")", counts.tests,
+                       counts.failures, counts.errors, skipped, counts.seconds);
 }
 
 std::string attr(std::string_view text) {
     return escapeMarkup(text, MarkupContext::kAttribute);
 }
 
-std::string testcase(const WorkloadResult& result, const std::string& name, const std::string& inner) {
-    std::string open =
-        fmt::format(R"(    <testcase classname="{}" name="{}")", attr(result.workload), attr(name));
+// A test case's id is its class name and name: the suite's name with the workload, so that the
+// target's and the reference's cases of one check are two tests in a CI system's history.
+std::string testcase(const std::string& suite, const WorkloadResult& result, const std::string& name,
+                     const std::string& inner) {
+    std::string open = fmt::format(R"(    <testcase classname="{}.{}" name="{}")", attr(suite),
+                                   attr(result.workload), attr(name));
     if (inner.empty()) return open + "/>\n";
     return open + ">\n" + inner + "    </testcase>\n";
 }
@@ -153,8 +158,14 @@ std::string element(const char* tag, const std::string& message, const char* typ
     return fmt::format("{}>{}</{}>\n", open, escapeMarkup(body), tag);
 }
 
+// What the worker wrote last (the target's traceback, most often), beside the error.
+std::string systemErr(const WorkloadResult& result) {
+    if (!result.error || result.error->stderrTail.empty()) return "";
+    return fmt::format("      <system-err>{}</system-err>\n", escapeMarkup(result.error->stderrTail));
+}
+
 // One result's testcases, counted as they are written.
-std::string writeResult(const WorkloadResult& result, Counts& counts) {
+std::string writeResult(const std::string& suite, const WorkloadResult& result, Counts& counts) {
     std::string out;
     counts.seconds += result.seconds;
     bool checkErrored = false;
@@ -171,7 +182,8 @@ std::string writeResult(const WorkloadResult& result, Counts& counts) {
         case Status::kError:
             ++counts.errors;
             checkErrored = true;
-            inner = element("error", check.reason, "leakgate.error", errorText(result, &check));
+            inner = element("error", check.reason, "leakgate.error", errorText(result, &check)) +
+                    systemErr(result);
             break;
         case Status::kFail: {
             if (result.role != "target") {
@@ -192,16 +204,16 @@ std::string writeResult(const WorkloadResult& result, Counts& counts) {
             break;
         }
         }
-        out += testcase(result, check.name, inner);
+        out += testcase(suite, result, check.name, inner);
     }
     if (result.error && !checkErrored) {
         // The worker failed in a way no check carries (it died before deciding any): the error
         // must still show, under the workload's own name.
         ++counts.tests;
         ++counts.errors;
-        out += testcase(
-            result, result.workload,
-            element("error", result.error->message, "leakgate.error", errorText(result, nullptr)));
+        out += testcase(suite, result, result.workload,
+                        element("error", result.error->message, "leakgate.error", errorText(result, nullptr)) +
+                            systemErr(result));
     }
     return out;
 }
@@ -273,19 +285,23 @@ std::string formatJunit(const Report& report) {
         Counts counts;
         std::string cases;
         const WorkloadResult* first = nullptr;
+        // The figures a baseline compares, as properties (junit-10.xsd has them per suite only).
+        std::vector<std::pair<std::string, std::string>> properties = {
+            {"subject", subject}, {"role", role}, {"python", report.pythonVersion},
+            {"leakgate", LEAKGATE_VERSION}};
         for (const auto& result : report.results) {
             if (result.subject != subject || result.role != role) continue;
             if (!first) first = &result;
-            cases += writeResult(result, counts);
+            cases += writeResult(suiteName(report, *first), result, counts);
+            for (const auto& check : result.checks) {
+                if (check.amount) properties.emplace_back("amount." + check.name, std::to_string(*check.amount));
+            }
         }
         suites += fmt::format("  <testsuite name=\"{}\" {}>\n", attr(suiteName(report, *first)),
                               countAttributes(counts));
         suites += "    <properties>\n";
-        for (const auto& [name, value] : {std::pair<const char*, std::string>{"subject", subject},
-                                          {"role", role},
-                                          {"python", report.pythonVersion}}) {
-            suites += fmt::format("      <property name=\"{}\" value=\"{}\"/>\n", name, attr(value));
-        }
+        for (const auto& [name, value] : properties)
+            suites += fmt::format("      <property name=\"{}\" value=\"{}\"/>\n", attr(name), attr(value));
         suites += "    </properties>\n";
         suites += cases;
         suites += "  </testsuite>\n";
@@ -293,7 +309,7 @@ std::string formatJunit(const Report& report) {
     }
     std::string out = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
     out += fmt::format("<testsuites name=\"{}\" {}>\n", attr("leakgate " + report.command),
-                       countAttributes(total));
+                       countAttributes(total, false));
     out += suites;
     out += "</testsuites>\n";
     return out;

@@ -3,7 +3,7 @@
 # non-interactive: packages already present are left alone, apt runs only when one is missing.
 set -euo pipefail
 
-packages=(cmake g++ make pkg-config
+packages=(cmake g++ make pkg-config python3.11-dev
           pybind11-dev libfmt-dev libcli11-dev nlohmann-json3-dev
           libgtest-dev libgmock-dev libbenchmark-dev
           libclang-14-dev

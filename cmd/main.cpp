@@ -131,6 +131,12 @@ void checkSpelling(const CLI::App& app, int argc, char** argv) {
     }
 }
 
+// The report, with the command line that made it (SARIF's invocation, the HTML header).
+Report withArguments(Report report, int argc, char** argv) {
+    report.arguments.assign(argv, argv + argc);
+    return report;
+}
+
 // --color WHEN and --no-color; a non-empty NO_COLOR turns colour off under `auto` (no-color.org).
 void addColorOptions(CLI::App* command, OutputOptions& output) {
     command
@@ -325,12 +331,12 @@ int run(int argc, char** argv) {
         }
         scan.timeout = std::chrono::seconds(timeoutSeconds);
         scan.forwardOutput = !output.quiet;
-        return report::emit(runScan(scan), output);
+        return report::emit(withArguments(runScan(scan), argc, argv), output);
     }
     if (lintCommand->parsed()) {
         lint.timeout = std::chrono::seconds(timeoutSeconds);
         lint.forwardOutput = !output.quiet;
-        return report::emit(runLint(lint), output);
+        return report::emit(withArguments(runLint(lint), argc, argv), output);
     }
     if (bisectCommand->parsed()) {
         std::stringstream list(versions);
@@ -353,7 +359,7 @@ int run(int argc, char** argv) {
     gate.sentinelBytes = sentinelMiB << 20;
     gate.deviceSentinelBytes = deviceSentinelMiB << 20;
     gate.forwardOutput = !output.quiet;
-    return report::emit(runGate(gate), output);
+    return report::emit(withArguments(runGate(gate), argc, argv), output);
 }
 
 } // namespace

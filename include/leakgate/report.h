@@ -117,6 +117,7 @@ struct Report {
     std::string pythonVersion;
     std::string pythonExecutable;
     std::vector<WorkloadResult> results;
+    std::vector<std::string> arguments; // the command line that made it (argv), when known
 
     // Failures count only in target results (the reference is the baseline); errors count in
     // every result.

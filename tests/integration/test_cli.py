@@ -163,6 +163,23 @@ class WhatTheTargetWrites(unittest.TestCase):
             self.assertLess(plain.stdout.count("line 4, in deep"), 8)
 
 
+class Invocation(unittest.TestCase):
+    def test_sarif_names_the_command_line_and_each_workload_that_could_not_measure(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            sarif = os.path.join(tmp, "out.sarif")
+            target = os.path.join(FIXTURES, "targets", "broken", "raises_on_decorate.py")
+            run = leakgate("gate", "--quiet", "--target", target, "--checks", "decorate", "--sarif", sarif)
+            self.assertEqual(run.returncode, 3, run.stderr)
+            with open(sarif) as f:
+                invocation = json.load(f)["runs"][0]["invocations"][0]
+            self.assertEqual(invocation["arguments"][:3], ["gate", "--quiet", "--target"])
+            self.assertIn("--checks decorate", invocation["commandLine"])
+            self.assertFalse(invocation["executionSuccessful"])
+            notes = invocation["toolExecutionNotifications"]
+            self.assertEqual([note["properties"]["workload"] for note in notes], ["decorate"])
+            self.assertIn("the target raised while decorating", notes[0]["message"]["text"])
+
+
 class ScanModule(unittest.TestCase):
     def test_scan_m_runs_a_module_as_python_m_does(self):
         with tempfile.TemporaryDirectory() as tmp:

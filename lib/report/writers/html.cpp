@@ -602,6 +602,12 @@ std::string formatHtml(const Report& report) {
     out += fmt::format("<header><h1>leakgate {}</h1>", esc(report.command));
     out += fmt::format(R"(<p class="meta">leakgate {} &middot; Python {} <code>{}</code></p>)",
                        LEAKGATE_VERSION, esc(report.pythonVersion), esc(report.pythonExecutable));
+    if (!report.arguments.empty()) {
+        std::string commandLine;
+        for (const auto& argument : report.arguments)
+            commandLine += (commandLine.empty() ? "" : " ") + argument;
+        out += fmt::format(R"(<p class="meta">command: <code>{}</code></p>)", esc(commandLine));
+    }
     out += fmt::format(R"(<p><span class="exit exit-{}">exit {}</span> {}</p></header>)",
                        std::clamp(exitCode, 0, 3), exitCode, esc(exitMeaning(exitCode)));
     out += "\n<main>\n";

@@ -178,6 +178,22 @@ std::string findingFingerprint(const Finding& finding, const WorkloadResult& res
     return fmt::format("{:016x}", fnv1a64(key));
 }
 
+namespace {
+
+// A word of a command line as a POSIX shell reads it back: bare when it is plain, else single-quoted.
+std::string shellQuoted(const std::string& word) {
+    bool plain = !word.empty() && std::all_of(word.begin(), word.end(), [](char c) {
+        return std::isalnum(static_cast<unsigned char>(c)) || std::string_view("-_./=:,+@%").find(c) != std::string_view::npos;
+    });
+    if (plain) return word;
+    std::string out = "'";
+    for (char c : word)
+        out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    return out + "'";
+}
+
+} // namespace
+
 std::string formatSarif(const Report& report) {
     std::error_code error;
     fs::path root = fs::current_path(error);
@@ -227,6 +243,29 @@ std::string formatSarif(const Report& report, const fs::path& sourceRoot) {
         }
     }
     const int exitCode = static_cast<int>(report.exitCode());
+    json invocation = {{"executionSuccessful", exitCode <= 1}, {"exitCode", exitCode}};
+    if (!report.arguments.empty()) {
+        std::string commandLine;
+        for (const auto& argument : report.arguments)
+            commandLine += (commandLine.empty() ? "" : " ") + shellQuoted(argument);
+        invocation["commandLine"] = commandLine;
+        invocation["arguments"] = json(std::vector<std::string>(report.arguments.begin() + 1, report.arguments.end()));
+    }
+    // A workload that could not measure (it crashed, hung, raised, or its target did) is the tool's
+    // notification: nothing of it is a result, and a reader must see why.
+    json notifications = json::array();
+    for (const auto& result : report.results) {
+        if (!result.error) continue;
+        notifications.push_back(
+            {{"level", "error"},
+             {"descriptor", {{"id", "workload-error"}}},
+             {"message",
+              {{"text", fmt::format("{} on {}{}: {}", result.workload, result.subject,
+                                    result.role == "target" ? "" : " (" + result.role + ")",
+                                    result.error->message)}}},
+             {"properties", {{"workload", result.workload}, {"subject", result.subject}, {"role", result.role}}}});
+    }
+    if (!notifications.empty()) invocation["toolExecutionNotifications"] = std::move(notifications);
     json run = {
         {"tool",
          {{"driver",
@@ -234,7 +273,7 @@ std::string formatSarif(const Report& report, const fs::path& sourceRoot) {
             {"version", LEAKGATE_VERSION},
             {"semanticVersion", LEAKGATE_VERSION},
             {"rules", std::move(rules)}}}}},
-        {"invocations", json::array({{{"executionSuccessful", exitCode <= 1}, {"exitCode", exitCode}}})},
+        {"invocations", json::array({std::move(invocation)})},
         {"results", std::move(results)},
         {"properties", {{"command", report.command}, {"python", report.pythonVersion}}}};
     if (!sourceRoot.empty()) {

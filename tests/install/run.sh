@@ -47,6 +47,21 @@ cmake --build "$work/probe-build" >/dev/null
 cxx_probe=$work/probe-build/libretained_blocks_probe.so
 [ -f "$cxx_probe" ] || fail "the example built no $cxx_probe"
 
+step "find_package refuses another minor version"
+mkdir -p "$work/version-check"
+cat > "$work/version-check/CMakeLists.txt" <<'CMAKE'
+cmake_minimum_required(VERSION 3.25)
+project(version_check LANGUAGES NONE)
+find_package(leakgate 0.3 CONFIG QUIET)
+if(leakgate_FOUND)
+  message(FATAL_ERROR "find_package(leakgate 0.3) accepted leakgate ${leakgate_VERSION}")
+endif()
+find_package(leakgate 0.2 CONFIG REQUIRED)
+message(STATUS "leakgate ${leakgate_VERSION} for 0.2, none for 0.3")
+CMAKE
+cmake -S "$work/version-check" -B "$work/version-check/build" -DCMAKE_PREFIX_PATH="$prefix" | grep "leakgate " \
+    || fail "find_package(leakgate) accepted another minor version, or refused its own"
+
 step "a one-file consumer with pkg-config"
 export PKG_CONFIG_PATH=$prefix/lib/pkgconfig
 flags=$(pkg-config --cflags --libs leakgate)

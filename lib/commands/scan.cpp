@@ -15,54 +15,36 @@ Report runScan(const ScanOptions& options) {
     std::error_code error;
     if (options.script.empty() == options.module.empty())
         throw UsageError("scan: give a script (-- SCRIPT) or a module (-m MODULE), not both");
-    if (!options.module.empty()) {
-        // `python -m`'s argv[0] is the module's file, known only in the worker; it puts it there.
-        python::Environment env =
-            python::queryEnvironment(options.python.value_or(python::buildPythonExecutable()));
-        std::vector<std::string> argv{"-m"};
-        argv.insert(argv.end(), options.args.begin(), options.args.end());
-        worker::WorkerRequest request;
-        request.spec.workload = "scan";
-        request.spec.subject = "-m " + options.module;
-        request.spec.module = options.module;
-        request.spec.environment = env;
-        request.spec.argv = argv;
-        request.timeout = options.timeout;
-        request.forwardOutput = options.forwardOutput;
-        Report report;
-        report.command = "scan";
-        report.pythonVersion = env.version;
-        report.pythonExecutable = env.executable;
-        report.results.push_back(worker::runInWorker(request));
-        return report;
+    if (options.module.empty()) {
+        if (std::filesystem::is_directory(options.script, error))
+            throw UsageError(fmt::format("the script {} is a directory, not a Python file", options.script));
+        if (!std::filesystem::is_regular_file(options.script, error) || !std::ifstream(options.script))
+            throw UsageError(fmt::format(
+                "cannot read script {}{}", options.script,
+                std::filesystem::exists(options.script, error)
+                    ? " (not a regular file: a FIFO or device would be read without end)"
+                    : ""));
     }
-    if (std::filesystem::is_directory(options.script, error))
-        throw UsageError(fmt::format("the script {} is a directory, not a Python file", options.script));
-    if (!std::filesystem::is_regular_file(options.script, error) || !std::ifstream(options.script))
-        throw UsageError(fmt::format("cannot read script {}{}", options.script,
-                                     std::filesystem::exists(options.script, error)
-                                         ? " (not a regular file: a FIFO or device would be read without end)"
-                                         : ""));
     python::Environment env =
         python::queryEnvironment(options.python.value_or(python::buildPythonExecutable()));
 
-    std::vector<std::string> argv{options.script};
-    argv.insert(argv.end(), options.args.begin(), options.args.end());
     worker::WorkerRequest request;
     request.spec.workload = "scan";
-    request.spec.subject = options.script;
     request.spec.script = options.script;
+    request.spec.module = options.module;
+    request.spec.subject = options.module.empty() ? options.script : "-m " + options.module;
+    // `python -m`'s argv[0] is the module's file, known only in the worker, which puts it there.
+    request.spec.argv = {options.module.empty() ? options.script : "-m"};
+    request.spec.argv.insert(request.spec.argv.end(), options.args.begin(), options.args.end());
     request.spec.environment = env;
-    request.spec.argv = argv;
     request.timeout = options.timeout;
     request.forwardOutput = options.forwardOutput;
-    WorkloadResult result = worker::runInWorker(request);
 
     Report report;
     report.command = "scan";
     report.pythonVersion = env.version;
     report.pythonExecutable = env.executable;
-    report.results.push_back(std::move(result));
+    report.results.push_back(worker::runInWorker(request));
     return report;
 }
 

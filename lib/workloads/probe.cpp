@@ -200,6 +200,21 @@ struct Plugin {
     std::unique_ptr<DynamicLibrary> library; // a C++ plug-in's code
 };
 
+// A Python plug-in's CHECKS: a str, or an iterable of str; nothing when it is neither.
+std::optional<std::vector<std::string>> declaredChecks(py::object declared) {
+    if (py::isinstance<py::str>(declared)) declared = py::make_tuple(declared);
+    std::vector<std::string> checks;
+    try {
+        for (py::handle name : declared) {
+            if (!py::isinstance<py::str>(name)) return std::nullopt;
+            checks.push_back(python::textOf(name));
+        }
+    } catch (py::error_already_set&) { // not iterable
+        return std::nullopt;
+    }
+    return checks;
+}
+
 void loadPythonPlugin(Plugin& plugin, const std::string& path, py::module_& harness) {
     py::object module;
     try {
@@ -209,26 +224,16 @@ void loadPythonPlugin(Plugin& plugin, const std::string& path, py::module_& harn
         return;
     }
     if (py::hasattr(module, "CHECKS")) {
-        std::vector<std::string> checks;
-        py::object declared = module.attr("CHECKS");
-        if (py::isinstance<py::str>(declared)) declared = py::make_tuple(declared);
-        try {
-            for (py::handle name : declared) {
-                if (!py::isinstance<py::str>(name)) throw py::type_error();
-                checks.push_back(python::textOf(name));
-            }
-        } catch (py::error_already_set&) {
-            plugin.error = fmt::format("{}: CHECKS must be a str or a list of str", plugin.origin);
-            return;
-        } catch (py::type_error&) {
+        std::optional<std::vector<std::string>> checks = declaredChecks(module.attr("CHECKS"));
+        if (!checks) {
             plugin.error = fmt::format("{}: CHECKS must be a str or a list of str", plugin.origin);
             return;
         }
-        if (checks.empty()) {
+        if (checks->empty()) {
             plugin.error = fmt::format("{}: CHECKS is empty", plugin.origin);
             return;
         }
-        plugin.checks = std::move(checks);
+        plugin.checks = std::move(*checks);
     }
     if (py::hasattr(module, "workload")) {
         py::object workload = module.attr("workload");

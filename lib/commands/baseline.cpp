@@ -63,7 +63,9 @@ std::int64_t Budgets::forCheck(const std::string& check) const {
 Budgets defaultBudgets() {
     Budgets budgets;
     for (const char* check : {"launch-allocations", "launch-net-blocks", "launch-cyclic-garbage",
-                              "device-allocations", "device-cyclic-garbage"}) {
+                              "device-allocations", "device-cyclic-garbage", "launch-real-net-blocks",
+                              "launch-real-cyclic-garbage",
+                              "launch-real-retained"}) {
         budgets.allowedGrowth[check] = 10; // thousandths per call
     }
     budgets.allowedGrowth["soak-growth"] = 512 * 1024; // bytes per 1000 steps

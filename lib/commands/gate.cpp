@@ -224,21 +224,25 @@ Report runGate(const GateOptions& options) {
     report.pythonVersion = env.version;
     report.pythonExecutable = env.executable;
     // Learnt from the decorate workload, which imports the target first: whether it has scalar
-    // types. Without them the launch-path workloads would only start a worker to skip.
-    std::optional<bool> targetHasScalarTypes;
+    // types and launch cases. Without them the launch-path workloads would only start a worker to
+    // skip.
+    std::optional<bool> targetHasScalarTypes, targetHasLaunchCases;
     for (const worker::WorkloadEntry* entry : worker::workloadsOf(worker::Command::kGate)) {
         const std::string& workload = entry->name;
         bool wanted = std::any_of(entry->checks.begin(), entry->checks.end(),
                                   [&](const std::string& check) { return isSelected(selected, check); });
         if (!wanted) continue;
-        if (entry->scalarTypes && targetHasScalarTypes == false) {
+        const char* skipReason = entry->scalarTypes && targetHasScalarTypes == false ? kNoScalarTypesReason
+                                 : entry->launchCases && targetHasLaunchCases == false
+                                     ? kNoLaunchCasesReason
+                                     : nullptr;
+        if (skipReason) {
             WorkloadResult skipped;
             skipped.workload = workload;
             skipped.subject = target.name;
             skipped.role = "target";
             for (const auto& check : entry->checks) {
-                if (isSelected(selected, check))
-                    skipped.checks.push_back({check, Status::kSkip, kNoScalarTypesReason});
+                if (isSelected(selected, check)) skipped.checks.push_back({check, Status::kSkip, skipReason});
             }
             report.results.push_back(std::move(skipped));
             continue;
@@ -268,6 +272,8 @@ Report runGate(const GateOptions& options) {
             if (workload == "decorate" && std::string(role) == "target" &&
                 result.details.contains("scalar_types")) {
                 targetHasScalarTypes = !result.details["scalar_types"].empty();
+                if (result.details.contains("launch_devices"))
+                    targetHasLaunchCases = !result.details["launch_devices"].empty();
             }
             // Keep the selected checks (the worker client gave each undecided one an `error`).
             std::erase_if(result.checks,

@@ -78,6 +78,8 @@ WorkloadResult runDecorate(const WorkerSpec& spec) {
         if (!missing.empty()) result.details["missing_decorators"] = strings(missing);
         // The gate starts no launch-path worker for a target without scalar types.
         result.details["scalar_types"] = strings(prepared[3]);
+        // Nor a real-launch worker for a target without `launch_cases`.
+        result.details["launch_devices"] = strings(prepared[4]);
     } catch (py::error_already_set& error) {
         shutil.attr("rmtree")(directory, true);
         result.error = WorkloadError{fmt::format("the target could not be imported: {}", error.what()),

@@ -30,49 +30,6 @@ using nlohmann::json;
 
 const std::vector<std::string> kChecks = {"device-echo", "device-allocations", "device-cyclic-garbage"};
 
-// The address a packed pointer holds. A ctypes pointer exposes it through the buffer protocol,
-// which allocates nothing (so the launch loop's counts are the packer's own); anything else goes
-// through int(). Throws py::error_already_set.
-const void* pointerAddress(PyObject* pointer) {
-    if (PyObject_CheckBuffer(pointer)) {
-        Py_buffer view;
-        if (PyObject_GetBuffer(pointer, &view, PyBUF_SIMPLE) == 0) {
-            const void* address = nullptr;
-            const bool fits = view.len == static_cast<Py_ssize_t>(sizeof address);
-            if (fits) std::memcpy(&address, view.buf, sizeof address);
-            PyBuffer_Release(&view);
-            if (fits) return address;
-        } else {
-            PyErr_Clear();
-        }
-    }
-    python::OwnedRef number = python::own(PyNumber_Index(pointer));
-    if (!number) throw py::error_already_set();
-    void* address = PyLong_AsVoidPtr(number.get());
-    if (!address && PyErr_Occurred()) throw py::error_already_set();
-    return address;
-}
-
-// `calls` launches, each packing with `pack()` (the harness's T(v).__c_pointers__() callable) and
-// launching the echo kernel on the first pointer; counted as one allocation region.
-Run launchRun(const cuda::EchoKernels& kernels, const std::string& typeName, py::handle pack,
-              cuda::CUdeviceptr out, std::int64_t calls) {
-    probes::AllocationCounter::start();
-    for (std::int64_t i = 0; i < calls; ++i) {
-        python::OwnedRef pointers = python::own(PyObject_CallNoArgs(pack.ptr()));
-        python::OwnedRef first =
-            pointers ? python::own(PySequence_GetItem(pointers.get(), 0)) : python::OwnedRef();
-        if (!first) {
-            probes::AllocationCounter::stop();
-            throw py::error_already_set();
-        }
-        kernels.launch(typeName, pointerAddress(first.get()), out);
-    }
-    probes::AllocationCounts counts = probes::AllocationCounter::stop();
-    kernels.synchronize();
-    return perCall(counts, collectYoungGarbage(), calls);
-}
-
 constexpr Metric kMetrics[] = {kAllocationsMetric, kCyclicGarbageMetric};
 
 } // namespace
@@ -154,16 +111,16 @@ WorkloadResult runDevice(const WorkerSpec& spec) {
                         ? py::object(harness.attr("launch_calls")(referenceTypes[py::str(type.name)],
                                                                   value)[py::int_(0)])
                         : py::none();
-                launchRun(kernels, type.name, targetPack, out.pointer(), warmup);
+                launchRun(kernels, type.name, targetPack.ptr(), out.pointer(), warmup);
                 if (!referencePack.is_none())
-                    launchRun(kernels, type.name, referencePack, out.pointer(), warmup);
+                    launchRun(kernels, type.name, referencePack.ptr(), out.pointer(), warmup);
                 std::vector<Run> targetRuns, referenceRuns;
                 for (int run = 0; run < runs; ++run) {
                     targetRuns.push_back(
-                        launchRun(kernels, type.name, targetPack, out.pointer(), calls));
+                        launchRun(kernels, type.name, targetPack.ptr(), out.pointer(), calls));
                     if (!referencePack.is_none())
                         referenceRuns.push_back(
-                            launchRun(kernels, type.name, referencePack, out.pointer(), calls));
+                            launchRun(kernels, type.name, referencePack.ptr(), out.pointer(), calls));
                 }
                 ++launchCases;
                 const std::string where = fmt::format("{}({}) launched", type.name, valueRepr(value));

@@ -3,10 +3,15 @@
 #include "lib/base/data_dir.h"
 #include "leakgate/errors.h"
 #include "lib/workloads/encodings.h"
+#include "lib/python/compat.h"
+#include "leakgate/allocations.h"
+
+#include <pybind11/pybind11.h>
 
 #include <fmt/format.h>
 
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -90,3 +95,47 @@ void EchoKernels::synchronize() const {}
 #endif
 
 } // namespace leakgate::cuda
+
+namespace leakgate::workloads {
+
+namespace py = pybind11;
+
+const void* pointerAddress(PyObject* pointer) {
+    if (PyObject_CheckBuffer(pointer)) {
+        Py_buffer view;
+        if (PyObject_GetBuffer(pointer, &view, PyBUF_SIMPLE) == 0) {
+            const void* address = nullptr;
+            const bool fits = view.len == static_cast<Py_ssize_t>(sizeof address);
+            if (fits) std::memcpy(&address, view.buf, sizeof address);
+            PyBuffer_Release(&view);
+            if (fits) return address;
+        } else {
+            PyErr_Clear();
+        }
+    }
+    python::OwnedRef number = python::own(PyNumber_Index(pointer));
+    if (!number) throw py::error_already_set();
+    void* address = PyLong_AsVoidPtr(number.get());
+    if (!address && PyErr_Occurred()) throw py::error_already_set();
+    return address;
+}
+
+Run launchRun(const cuda::EchoKernels& kernels, const std::string& typeName, PyObject* pack,
+              cuda::CUdeviceptr out, std::int64_t calls) {
+    probes::AllocationCounter::start();
+    for (std::int64_t i = 0; i < calls; ++i) {
+        python::OwnedRef pointers = python::own(PyObject_CallNoArgs(pack));
+        python::OwnedRef first =
+            pointers ? python::own(PySequence_GetItem(pointers.get(), 0)) : python::OwnedRef();
+        if (!first) {
+            probes::AllocationCounter::stop();
+            throw py::error_already_set();
+        }
+        kernels.launch(typeName, pointerAddress(first.get()), out);
+    }
+    probes::AllocationCounts counts = probes::AllocationCounter::stop();
+    kernels.synchronize();
+    return perCall(counts, collectYoungGarbage(), calls);
+}
+
+} // namespace leakgate::workloads

@@ -1,10 +1,14 @@
 // The echo kernels (fixtures/kernels/echo_scalars.cu), built by nvcc with leakgate: one kernel
 // per DSL scalar type, `echo_<Type>(unsigned char* out, <C type> value)`, that writes the bytes
 // of the scalar it received to `out`. The device workload launches them with the pointers a
-// target's packer returned as kernelParams.
+// target's packer returned as kernelParams. Below them, the launch loop on them that the device
+// and real-launch workloads share.
 #pragma once
 
 #include "lib/cuda/driver.h"
+#include "lib/workloads/scalar_cases.h"
+
+#include <Python.h>
 
 #include <cstdint>
 #include <map>
@@ -48,3 +52,17 @@ class EchoKernels {
 };
 
 } // namespace leakgate::cuda
+
+namespace leakgate::workloads {
+
+// The address a packed pointer holds. A ctypes pointer exposes it through the buffer protocol,
+// which allocates nothing (so a launch loop's counts are the packer's own); anything else goes
+// through int(). Throws py::error_already_set.
+const void* pointerAddress(PyObject* pointer);
+
+// `calls` launches of echo_<typeName>, each packing with `pack()` (a T(v).__c_pointers__()
+// callable) and passing the first pointer; one allocation region, then the calls' cyclic garbage.
+Run launchRun(const cuda::EchoKernels& kernels, const std::string& typeName, PyObject* pack,
+              cuda::CUdeviceptr out, std::int64_t calls);
+
+} // namespace leakgate::workloads

@@ -202,8 +202,8 @@ def _attempt(errors, label, call):
 
 def prepare_decorate(spec, directory):
     """Imports the target and writes the kernels module and the lazy kernel module; returns the
-    target, the forms to run, the decorators it lacks and the names of its scalar types (the
-    launch protocol)."""
+    target, the forms to run, the decorators it lacks, the names of its scalar types (the launch
+    protocol) and the devices of its real launch cases."""
     dsl = load_target(spec)
     with open(kernels_file(directory), "w") as out:
         out.write(KERNELS_SOURCE)
@@ -212,7 +212,7 @@ def prepare_decorate(spec, directory):
     importlib.invalidate_caches()
     present = [name for name, (attribute, _) in FORMS.items() if hasattr(dsl, attribute)]
     missing = sorted({attribute for attribute, _ in FORMS.values() if not hasattr(dsl, attribute)})
-    return dsl, present, missing, sorted(scalar_types_of(dsl))
+    return dsl, present, missing, sorted(scalar_types_of(dsl)), list(launch_devices_of(dsl))
 
 
 def run_decorate(dsl, forms, depths, nbytes, directory):
@@ -275,6 +275,61 @@ def launch_calls(scalar_type, value):
     """Two callables: construction and packing, as a launch does it; and packing alone."""
     existing = scalar_type(value)
     return (lambda: scalar_type(value).__c_pointers__()), existing.__c_pointers__
+
+
+# --- The real launch: kernels the DSL compiled ----------------------------------------------------
+# The target protocol's real-launch extension: `launch_cases(device)` returns {name: case}, each
+# case a dict with `launch` (a callable that launches a kernel the DSL compiled, once) and
+# `arguments` (a callable returning the tuple of arguments for one launch: as a user's loop makes
+# them, fresh each time). `launch_devices` (default ("cuda",)) says where the cases can run:
+# "cuda", and "cpu" for a DSL that also launches on the CPU.
+
+LAUNCH_DEVICES = ("cuda", "cpu")
+
+
+def launch_devices_of(module):
+    """The devices the target's launch cases run on; () without `launch_cases`."""
+    if not callable(getattr(module, "launch_cases", None)):
+        return ()
+    devices = getattr(module, "launch_devices", ("cuda",))
+    if isinstance(devices, str) or not all(device in LAUNCH_DEVICES for device in devices):
+        raise TypeError(f"`launch_devices` must be a tuple of {LAUNCH_DEVICES}, not {devices!r}")
+    return tuple(devices)
+
+
+def prepare_real_launch(spec):
+    """Imports the target; returns it and its launch devices."""
+    target = load_target(spec)
+    return target, launch_devices_of(target)
+
+
+def reference_launch_call():
+    """The reference runtime's packing of one Int32, as the echo-kernel reference launch packs it."""
+    types = scalar_types_of(importlib.import_module(REFERENCE_MODULE))
+    return launch_calls(types["Int32"], 7)[0]
+
+
+def _noop(*arguments):
+    return None
+
+
+def real_launch_cases(target, device):
+    """[(name, launch loop body, no-op loop body)]: one launch with fresh arguments, and the same
+    arguments handed to a no-op, so that the launch's own cost is the difference."""
+    cases = target.launch_cases(device)
+    if not isinstance(cases, dict) or not cases:
+        raise TypeError(f"`launch_cases({device!r})` must return a non-empty dict of name: case, "
+                        f"not {type(cases).__name__}")
+    bodies = []
+    for name, case in cases.items():
+        if not isinstance(case, dict) or not callable(case.get("launch")) or not callable(case.get("arguments")):
+            raise TypeError(f"launch case {name!r} must be a dict with callables `launch` and `arguments`")
+        if not isinstance(case["arguments"](), tuple):
+            raise TypeError(f"launch case {name!r}: `arguments()` must return a tuple")
+        launch, arguments = case["launch"], case["arguments"]
+        bodies.append((str(name), lambda launch=launch, arguments=arguments: launch(*arguments()),
+                       lambda arguments=arguments: _noop(*arguments())))
+    return bodies
 
 
 def top_allocation_sites(call, calls, limit=3):

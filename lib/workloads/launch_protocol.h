@@ -8,4 +8,8 @@ namespace leakgate {
 inline constexpr const char* kNoScalarTypesReason =
     "the target exposes no `scalar_types` (see the launch protocol)";
 
+// Why the real-launch checks (launch-real) skip on a target without `launch_cases`.
+inline constexpr const char* kNoLaunchCasesReason =
+    "the target defines no `launch_cases` (see the launch protocol)";
+
 } // namespace leakgate

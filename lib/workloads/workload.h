@@ -30,6 +30,10 @@ WorkloadResult runSoak(const WorkerSpec& spec);
 // pointers. Settings as for `launch`.
 WorkloadResult runDevice(const WorkerSpec& spec);
 
+// The real launch (launch_real.cpp): the target's `launch_cases`, kernels the DSL compiled, per
+// launch against the reference launch. Settings as for `launch`.
+WorkloadResult runRealLaunch(const WorkerSpec& spec);
+
 // A probe plug-in's checks (probe.cpp): spec.probe, a Python file or a C++ shared library
 // (leakgate/plugin.h), measuring its own workload or the target's import.
 WorkloadResult runProbe(const WorkerSpec& spec);

@@ -13,6 +13,8 @@ TARGET is a path or a built-in target name. Expectations come from the target's
   local=NAME    that finding's `locals` include NAME
   reasons=A,B   the launch-path reasons that apply (allocations, cyclic-garbage,
                 unbounded, wrong-bytes): their checks fail, the others of the four pass
+  real=A,B      the real-launch checks that fail (net-blocks, cyclic-garbage, retained; `none`:
+                all pass), or `skip-without-cuda`: all skip when the machine has no CUDA driver
   error=W       the target's workload W is an `error` result (may repeat)
   ok=W          the target's workload W is not an `error` result (may repeat)
 Exit status: 0 pass, 1 mismatch, 77 skip (no leakgate binary).
@@ -36,7 +38,8 @@ def read_expectations(target, extra):
     expect = {"error": [], "ok": []}
     for token in tokens:
         key, _, value = token.partition("=")
-        if key not in {"exit", "check", "verdict", "culprit", "local", "error", "ok", "reasons"} or not value:
+        if key not in {"exit", "check", "verdict", "culprit", "local", "error", "ok", "reasons",
+                       "real"} or not value:
             raise SystemExit(f"unknown expectation {token!r}")
         if key in ("error", "ok"):
             expect[key].append(value)
@@ -116,6 +119,22 @@ def main():
             if got != want:
                 problems.append(f"reason {reason}: {check_name} should {want}, got {got}: "
                                 f"{checks.get(check_name, {}).get('reason')}")
+    if "real" in expect:
+        real_checks = ("net-blocks", "cyclic-garbage", "retained")
+        if expect["real"] == "skip-without-cuda":
+            results = [r for r in targets if r["workload"] == "launch-real"]
+            cuda = results[0]["details"].get("cuda", {}) if results else {}
+            want = {name: "pass" if cuda.get("available") else "skip" for name in real_checks}
+        else:
+            wanted = set(expect["real"].split(",")) - {"none"}
+            if wanted - set(real_checks):
+                raise SystemExit(f"unknown real-launch checks {sorted(wanted - set(real_checks))}")
+            want = {name: "fail" if name in wanted else "pass" for name in real_checks}
+        for name, status_wanted in want.items():
+            check = checks.get(f"launch-real-{name}", {})
+            if check.get("status") != status_wanted:
+                problems.append(f"launch-real-{name} should {status_wanted}, got {check.get('status')}: "
+                                f"{check.get('reason')}")
     status = {result["workload"]: result["status"] for result in targets}
     for workload in expect["error"]:
         if status.get(workload) != "error":

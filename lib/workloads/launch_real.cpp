@@ -1,0 +1,290 @@
+// The real-launch workload: kernels the DSL compiled, launched the way a user's loop launches
+// them. The target hands them over with `launch_cases(device)` (lib/workloads/harness.py says the
+// protocol); each case is one launch and the factory of its arguments. Per launch, net of the same
+// loop handing the same fresh arguments to a no-op:
+//   launch-real-net-blocks:      blocks still allocated when the loop ends (gc is off);
+//   launch-real-cyclic-garbage:  objects one DEBUG_SAVEALL collection finds;
+//   launch-real-retained:        blocks still allocated after that collection: kept, not garbage.
+// The allocator calls per launch are reported with them, not judged: a launch through Python
+// allocates, and the reference's cached packer hardly does. Each check is judged by the every-run rule against the reference launch in the same worker: on CUDA,
+// leakgate's echo kernel through cuLaunchKernel with the reference runtime's packer; on the CPU
+// (a DSL that launches there, and says so in `launch_devices`), a launch that keeps nothing.
+// Without a GPU, and with no CPU launch, every check is `skip` with the driver's reason.
+#include "lib/workloads/workload.h"
+
+#include "leakgate/allocations.h"
+#include "leakgate/errors.h"
+#include "lib/python/compat.h"
+#include "lib/workloads/echo_kernels.h"
+#include "lib/workloads/harness_loader.h"
+#include "lib/workloads/launch_protocol.h"
+#include "lib/workloads/scalar_cases.h"
+#include "probes/probe.h"
+
+#include <pybind11/pybind11.h>
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <memory>
+#include <optional>
+
+namespace leakgate::workloads {
+namespace {
+
+namespace py = pybind11;
+using nlohmann::json;
+
+const std::vector<std::string> kChecks = {"launch-real-net-blocks", "launch-real-cyclic-garbage",
+                                          "launch-real-retained"};
+constexpr Metric kMetrics[] = {kNetBlocksMetric, kCyclicGarbageMetric};
+
+// One measured loop: the three figures of Run, and the blocks left after the collection.
+struct LaunchRun {
+    Run run;
+    double retained = 0;
+};
+
+// A loop's figures from its counts, then its cyclic garbage collected inside a second region,
+// whose frees net the garbage off what the loop kept.
+LaunchRun afterLoop(const probes::AllocationCounts& loop, std::int64_t calls) {
+    probes::AllocationCounter::start();
+    std::int64_t garbage = collectYoungGarbage();
+    probes::AllocationCounts collection = probes::AllocationCounter::stop();
+    return {perCall(loop, garbage, calls),
+            static_cast<double>(loop.netBlocks() + collection.netBlocks()) / static_cast<double>(calls)};
+}
+
+LaunchRun pythonRun(py::handle body, std::int64_t calls) {
+    auto counted = probes::AllocationCounter::countCalls(body.ptr(), calls);
+    if (!counted) throw py::error_already_set();
+    return afterLoop(*counted, calls);
+}
+
+// The reference's loop: per launch, the reference packer on each scalar a case passes and one
+// echo-kernel launch on the first.
+struct EchoReference {
+    std::unique_ptr<cuda::EchoKernels> kernels;
+    std::unique_ptr<cuda::DeviceBuffer> out;
+    py::object pack; // T(v).__c_pointers__ of the reference's Int32
+
+    LaunchRun run(std::int64_t calls) const {
+        probes::AllocationCounter::start();
+        for (std::int64_t i = 0; i < calls; ++i) {
+            python::OwnedRef pointers = python::own(PyObject_CallNoArgs(pack.ptr()));
+            python::OwnedRef first =
+                pointers ? python::own(PySequence_GetItem(pointers.get(), 0)) : python::OwnedRef();
+            if (!first) {
+                probes::AllocationCounter::stop();
+                throw py::error_already_set();
+            }
+            kernels->launch("Int32", pointerAddress(first.get()), out->pointer());
+        }
+        probes::AllocationCounts counts = probes::AllocationCounter::stop();
+        kernels->synchronize();
+        return afterLoop(counts, calls);
+    }
+};
+
+LaunchRun minus(const LaunchRun& a, const LaunchRun& b) {
+    return {{a.run.allocations - b.run.allocations, a.run.netBlocks - b.run.netBlocks,
+             a.run.cyclicGarbage - b.run.cyclicGarbage},
+            a.retained - b.retained};
+}
+
+constexpr const char* kRetainedWhat = "blocks still allocated after a full collection";
+
+json launchRunsJson(const std::vector<LaunchRun>& runs) {
+    std::vector<Run> plain;
+    json retained = json::array();
+    for (const LaunchRun& run : runs) {
+        plain.push_back(run.run);
+        retained.push_back(run.retained);
+    }
+    json out = runsJson(plain);
+    out["retained_per_call"] = std::move(retained);
+    return out;
+}
+
+} // namespace
+
+WorkloadResult runRealLaunch(const WorkerSpec& spec) {
+    WorkloadResult result = newResult(spec, "launch-real");
+    py::module_ harness = loadHarness();
+    py::object target;
+    std::vector<std::string> devices;
+    try {
+        py::tuple prepared = harness.attr("prepare_real_launch")(targetSpec(spec));
+        target = prepared[0];
+        for (py::handle device : prepared[1])
+            devices.push_back(device.cast<std::string>());
+    } catch (py::error_already_set& error) {
+        result.error = WorkloadError{fmt::format("the target could not be imported: {}", error.what()),
+                                     std::nullopt, ""};
+        return result;
+    }
+    if (devices.empty()) {
+        skipAll(result, kChecks, kNoLaunchCasesReason);
+        return result;
+    }
+    cuda::Driver& driver = cuda::Driver::get();
+    const bool onCuda = driver.available() && std::ranges::count(devices, "cuda") > 0;
+    const bool onCpu = !onCuda && std::ranges::count(devices, "cpu") > 0;
+    result.details["cuda"] = {{"available", driver.available()},
+                              {"reason", driver.unavailableReason()},
+                              {"device", driver.device().name}};
+    if (!onCuda && !onCpu) {
+        skipAll(result, kChecks,
+                fmt::format("the target launches on CUDA only, and {}", driver.unavailableReason()));
+        return result;
+    }
+    const std::string device = onCuda ? "cuda" : "cpu";
+    result.details["device"] = device;
+
+    EchoReference reference;
+    if (onCuda) {
+        const std::string image = cuda::echoKernelImage();
+        if (image.empty()) {
+            skipAll(result, kChecks,
+                    "this build has no echo kernel, the reference launch: nvcc was not found when it "
+                    "was configured");
+            return result;
+        }
+        reference.kernels = std::make_unique<cuda::EchoKernels>(image); // CudaError: the error
+        reference.out = std::make_unique<cuda::DeviceBuffer>(64);
+        reference.pack = harness.attr("reference_launch_call")();
+    }
+    // The DSL compiles here, before the probes' first read; a case's warm-up launches it first.
+    py::list bodies;
+    try {
+        bodies = harness.attr("real_launch_cases")(target, device);
+    } catch (py::error_already_set& error) {
+        result.error = WorkloadError{
+            fmt::format("the target's launch_cases({:?}) failed: {}", device, error.what()), std::nullopt,
+            ""};
+        return result;
+    }
+    probes::AllocationCounter::install();
+    const auto [calls, runs, warmup] = loopSettings(spec);
+    probes::ProbeList probes;
+    probes.push_back(probes::makeGcGuardProbe());
+    json cases = json::array();
+    MetricTally tally;
+    std::optional<std::pair<double, std::string>> retainedWorst; // excess, reason
+    double retainedHighest = 0;
+    int retainedFlagged = 0, caseCount = 0;
+    measure(
+        result, probes,
+        [&] {
+            for (py::handle entry : bodies) {
+                const std::string name = entry[py::int_(0)].cast<std::string>();
+                py::object launch = entry[py::int_(1)], noop = entry[py::int_(2)];
+                pythonRun(launch, warmup);
+                pythonRun(noop, warmup);
+                if (onCuda) reference.run(warmup);
+                std::vector<LaunchRun> net, referenceRuns;
+                for (int run = 0; run < runs; ++run) { // interleaved: drift hits all three
+                    LaunchRun launched = pythonRun(launch, calls);
+                    if (onCuda) reference.kernels->synchronize();
+                    LaunchRun baseline = pythonRun(noop, calls);
+                    net.push_back(minus(launched, baseline));
+                    if (onCuda) referenceRuns.push_back(reference.run(calls));
+                }
+                ++caseCount;
+                json record = {{"case", name},
+                               {"target", launchRunsJson(net)},
+                               {"reference", onCuda ? launchRunsJson(referenceRuns) : json(nullptr)},
+                               {"flagged", json::array()}};
+                std::vector<Run> netRuns, referencePlain;
+                for (const LaunchRun& run : net)
+                    netRuns.push_back(run.run);
+                for (const LaunchRun& run : referenceRuns)
+                    referencePlain.push_back(run.run);
+                const std::string referenceName =
+                    onCuda ? "the echo kernel with the reference packer" : "a launch that keeps nothing";
+                for (const Metric& metric : kMetrics) {
+                    auto describe = [&](double low, double referenceHigh) {
+                        return fmt::format("{}: {:.2f} {} per launch (reference, {}: {:.2f}) in every "
+                                           "one of {} runs of {} launches; {:.1f} allocator calls per "
+                                           "launch",
+                                           name, low, metric.what, referenceName, referenceHigh, runs,
+                                           calls, net.front().run.allocations);
+                    };
+                    if (tally.add(metric, netRuns, referencePlain, describe))
+                        record["flagged"].push_back(metric.check);
+                }
+                // Retained: the same rule on the fourth figure.
+                double low = net.front().retained, referenceHigh = 0;
+                for (const LaunchRun& run : net)
+                    low = std::min(low, run.retained);
+                for (const LaunchRun& run : referenceRuns)
+                    referenceHigh = std::max(referenceHigh, run.retained);
+                retainedHighest = std::max(retainedHighest, low);
+                if (low > referenceHigh + kEpsilonPerCall) {
+                    ++retainedFlagged;
+                    record["flagged"].push_back("retained");
+                    if (!retainedWorst || low - referenceHigh > retainedWorst->first) {
+                        retainedWorst = {low - referenceHigh,
+                                 fmt::format("{}: {:.2f} {} per launch (reference, {}: {:.2f}) in "
+                                             "every one of {} runs of {} launches",
+                                             name, low, kRetainedWhat, referenceName,
+                                             referenceHigh, runs, calls)};
+                    }
+                }
+                cases.push_back(std::move(record));
+            }
+        },
+        "launch-real-");
+    result.details["cases"] = std::move(cases);
+    if (!result.ok() && caseCount == 0) return result;
+
+    for (const Metric& metric : kMetrics) {
+        const std::string check = std::string("launch-real-") + metric.check;
+        const MetricTally::Worst* worst = tally.worst(metric);
+        if (!worst) {
+            result.checks.push_back(
+                {check, Status::kPass,
+                 fmt::format("no more {} per launch than the reference in any of {} cases on {}",
+                             metric.what, caseCount, device),
+                 tally.amount(metric)});
+            continue;
+        }
+        result.checks.push_back({check, Status::kFail,
+                                 fmt::format("{} of {} cases exceed the reference on {}; worst {}",
+                                             tally.flaggedCases(metric), caseCount, device,
+                                             worst->reason),
+                                 tally.amount(metric)});
+        Finding finding;
+        finding.kind = check;
+        finding.summary = worst->reason;
+        finding.fix = "Leave no reference cycle per launch: build the launch's argument pointers "
+                      "without ctypes.cast (CPython bpo-12836) and reuse what depends only on the "
+                      "kernel and the argument types; under gc.disable() every cycle per launch is a "
+                      "leak.";
+        result.findings.push_back(std::move(finding));
+    }
+    const auto retainedAmount = static_cast<std::int64_t>(std::llround(retainedHighest * 1000));
+    if (!retainedWorst) {
+        result.checks.push_back(
+            {"launch-real-retained", Status::kPass,
+             fmt::format("no more blocks kept per launch after a full collection than the reference "
+                         "in any of {} cases on {}",
+                         caseCount, device),
+             retainedAmount});
+    } else {
+        const std::string& reason = retainedWorst->second;
+        result.checks.push_back({"launch-real-retained", Status::kFail,
+                                 fmt::format("{} of {} cases keep blocks per launch on {}; worst {}",
+                                             retainedFlagged, caseCount, device, reason),
+                                 retainedAmount});
+        Finding finding;
+        finding.kind = "launch-real-retained";
+        finding.summary = reason;
+        finding.fix = "Whatever a launch keeps must be bounded: a cache keyed by something fresh on "
+                      "every call (an argument object, its id) grows with every launch.";
+        result.findings.push_back(std::move(finding));
+    }
+    return result;
+}
+
+} // namespace leakgate::workloads

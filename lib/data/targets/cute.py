@@ -11,6 +11,11 @@ Any other keyword is accepted and ignored at decoration time, so the options her
 reads. The scalar types are those of the 14 launch type names that `cutlass` defines with their own
 `__c_pointers__`, so no type that falls back on `Numeric.__c_pointers__` (which raises) is included.
 Nothing is packed at import time.
+
+The real launch (`launch_cases`): one kernel with an `Int32` and a `Float32` parameter, compiled with
+`cute.compile` through a `cute.jit` host function, called as a user's loop calls it: with fresh
+`cutlass.Int32`/`cutlass.Float32` objects, and with plain Python scalars. Compiling needs no GPU;
+launching needs CUDA, so the cases run on CUDA only.
 """
 
 import cutlass
@@ -28,3 +33,23 @@ _SCALAR_NAMES = ("Int8", "Int16", "Int32", "Int64", "Uint8", "Uint16", "Uint32",
 
 scalar_types = {name: getattr(cutlass, name) for name in _SCALAR_NAMES
                 if "__c_pointers__" in vars(getattr(cutlass, name, object))}
+
+launch_devices = ("cuda",)
+
+
+def launch_cases(device):
+    @cute.kernel
+    def leakgate_add_kernel(a: cutlass.Int32, b: cutlass.Float32):
+        pass
+
+    @cute.jit
+    def leakgate_add(a: cutlass.Int32, b: cutlass.Float32):
+        leakgate_add_kernel(a, b).launch(grid=(1, 1, 1), block=(1, 1, 1))
+
+    compiled = cute.compile(leakgate_add, cutlass.Int32(1), cutlass.Float32(1.0))
+    return {
+        "compiled(Int32, Float32) with cutlass scalars": {
+            "launch": compiled, "arguments": lambda: (cutlass.Int32(7), cutlass.Float32(1.5))},
+        "compiled(Int32, Float32) with Python scalars": {
+            "launch": compiled, "arguments": lambda: (7, 1.5)},
+    }

@@ -271,12 +271,13 @@ int run(int argc, char** argv) {
     CLI::App* bisectCommand = app.add_subcommand(
         "bisect", "Run the gate on releases of a DSL package, each in its own venv, and tabulate");
     bisectCommand->add_option("--package", bisect.package,
-                              "The PyPI package (default nvidia-cutlass-dsl)");
+                              "The PyPI package (default: the built-in target's, nvidia-cutlass-dsl "
+                              "for cute)");
     bisectCommand->add_option("--versions", versions, "Comma-separated versions, e.g. 4.4.2,4.6.1");
     bisectCommand->add_option("--from", bisect.from, "With --to: every release from this version ...");
     bisectCommand->add_option("--to", bisect.to, "... to this one, inclusive");
     bisectCommand->add_option("--target", bisect.gate.target,
-                              "The target for every version (default cute)");
+                              "The target for every version: cute (default), triton, cupy, jax or a file");
     bisectCommand->add_option("--checks", bisectChecks, "Checks or workloads (default decorate,import)");
     bisectCommand->add_option("--probe", bisect.gate.probes,
                               "A probe plug-in run on every version (as gate --probe); repeatable")

@@ -21,8 +21,8 @@ for dir in "$@"; do
     step "$python" -c 'import importlib.metadata as m; print(m.version("nvidia-cutlass-dsl"))'
     step "$leakgate" gate --target cute --python "$python" --checks launch-real,launch \
         --json "$out/$release.json"
-    step "$python" tests/gpu/real_launch_count.py lib/data/targets/cute.py cuda 2000 5 \
-        >"$out/$release.count.json"
+    "$python" tests/gpu/real_launch_count.py lib/data/targets/cute.py cuda 2000 5 \
+        >"$out/$release.count.json" 2>>"$log"
     step cat "$out/$release.count.json"
 done
 echo "done" >>"$log"

@@ -1,5 +1,6 @@
 #include "lib/commands/bisect.h"
 
+#include "lib/commands/builtin_targets.h"
 #include "lib/commands/environments.h"
 #include "leakgate/errors.h"
 #include "lib/base/log.h"
@@ -11,7 +12,24 @@
 
 namespace leakgate {
 
-BisectReport runBisect(const BisectOptions& options) {
+namespace {
+
+// The package whose releases are gated: --package, else the built-in target's own.
+std::string packageOf(const BisectOptions& options, const std::string& target) {
+    if (!options.package.empty()) return options.package;
+    const BuiltinTarget* builtin = findBuiltinTarget(target);
+    if (builtin && builtin->pypiPackage) return builtin->pypiPackage;
+    throw UsageError(fmt::format("bisect --target {}: not a built-in DSL target, so --package is needed "
+                                 "(the PyPI package whose releases to gate)",
+                                 target));
+}
+
+} // namespace
+
+BisectReport runBisect(const BisectOptions& requested) {
+    BisectOptions options = requested;
+    const std::string target = options.gate.target.empty() ? "cute" : options.gate.target;
+    options.package = packageOf(options, target);
     std::vector<std::string> versions = options.versions;
     if (versions.empty()) {
         if (options.from.empty() || options.to.empty()) {
@@ -31,7 +49,7 @@ BisectReport runBisect(const BisectOptions& options) {
 
     BisectReport report;
     report.package = options.package;
-    report.target = options.gate.target.empty() ? "cute" : options.gate.target;
+    report.target = target;
     report.pythonVersion = python::embeddedPythonVersion();
     for (const auto& version : versions) { // one after another: the machine's cores and memory
         BisectRow row;

@@ -15,7 +15,7 @@
 namespace leakgate {
 
 struct BisectOptions {
-    std::string package = "nvidia-cutlass-dsl";
+    std::string package; // empty: the built-in target's PyPI package (lib/commands/builtin_targets.cpp)
     std::vector<std::string> versions; // explicit list, in the order given
     std::string from, to;              // or every release from `from` to `to` (inclusive)
     GateOptions gate; // target (default cute), checks and budgets; python is set per version

@@ -1,6 +1,7 @@
 #include "lib/commands/gate.h"
 
 #include "lib/commands/baseline.h"
+#include "lib/commands/builtin_targets.h"
 #include "lib/base/data_dir.h"
 #include "leakgate/errors.h"
 #include "lib/commands/gate_lint.h"
@@ -25,18 +26,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// Targets that leakgate ships, by name: an importable module, or a target file under the data
-// directory.
-struct BuiltinTarget {
-    const char* name;
-    const char* module;
-    const char* file;
-};
-constexpr BuiltinTarget kBuiltinTargets[] = {
-    {"reference", "leakgate_reference", nullptr},
-    {"cute", nullptr, "lib/data/targets/cute.py"}, // nvidia-cutlass-dsl: run with --python in its venv
-};
-
 // RSS growth per 1000 soak steps beyond the reference's that is a finding: well above the
 // jitter of the loop's own long-lived buffers (up to 64 MiB turning over).
 constexpr std::int64_t kSoakSlopeBudget = 512 * 1024;
@@ -44,15 +33,14 @@ constexpr std::int64_t kSoakSlopeBudget = 512 * 1024;
 using workloads::TargetRef;
 
 TargetRef resolveTarget(const std::string& target) {
-    for (const auto& builtin : kBuiltinTargets) {
-        if (target != builtin.name) continue;
-        if (builtin.module) return {builtin.name, builtin.module, ""};
-        return {builtin.name, "", (dataDir() / builtin.file).string()};
+    if (const BuiltinTarget* builtin = findBuiltinTarget(target)) {
+        if (builtin->module) return {builtin->name, builtin->module, ""};
+        return {builtin->name, "", (dataDir() / builtin->file).string()};
     }
     if (fs::is_regular_file(target))
         return {fs::path(target).stem().string(), "", fs::absolute(target).string()};
     std::vector<std::string> names;
-    for (const auto& builtin : kBuiltinTargets)
+    for (const BuiltinTarget& builtin : builtinTargets())
         names.push_back(builtin.name);
     throw UsageError(fmt::format("unknown target `{}`: not a file, and not a built-in target ({})",
                                  target, fmt::join(names, ", ")));

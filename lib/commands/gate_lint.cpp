@@ -1,6 +1,7 @@
 #include "lib/commands/gate_lint.h"
 
 #include "lib/base/data_dir.h"
+#include "lib/commands/builtin_targets.h"
 
 #include <fmt/format.h>
 
@@ -10,15 +11,6 @@ namespace leakgate {
 namespace {
 
 namespace fs = std::filesystem;
-
-// Built-in targets whose code under test is an installed package, by the package's directory.
-struct TargetPackage {
-    const char* target;
-    const char* package;
-};
-constexpr TargetPackage kTargetPackages[] = {
-    {"cute", "nvidia_cutlass_dsl"},
-};
 
 std::string samePath(const std::string& path) {
     std::error_code error;
@@ -34,8 +26,8 @@ bool isDynamicFrameFinding(const Finding& finding) {
 
 std::vector<std::string> gateLintPaths(const workloads::TargetRef& target, const python::Environment& env) {
     const std::string& name = target.name;
-    for (const auto& [builtin, package] : kTargetPackages) {
-        if (name != builtin) continue;
+    if (const BuiltinTarget* builtin = findBuiltinTarget(name); builtin && builtin->packageDir) {
+        const char* package = builtin->packageDir;
         for (const auto& entry : env.path) {
             fs::path candidate = fs::path(entry) / package;
             if (fs::is_directory(candidate)) return {candidate.string()};

@@ -1,0 +1,27 @@
+#include "lib/commands/builtin_targets.h"
+
+namespace leakgate {
+
+namespace {
+
+// Run each DSL's target with --python in a venv that has the package (bisect makes one per release).
+constexpr BuiltinTarget kBuiltinTargets[] = {
+    {"reference", "leakgate_reference", nullptr, nullptr, nullptr},
+    {"cute", nullptr, "lib/data/targets/cute.py", "nvidia-cutlass-dsl", "nvidia_cutlass_dsl"},
+    {"triton", nullptr, "lib/data/targets/triton_dsl.py", "triton", "triton"},
+    {"cupy", nullptr, "lib/data/targets/cupy_dsl.py", "cupy-cuda13x", "cupy"},
+    {"jax", nullptr, "lib/data/targets/jax_dsl.py", "jax", "jax"},
+};
+
+} // namespace
+
+std::span<const BuiltinTarget> builtinTargets() { return kBuiltinTargets; }
+
+const BuiltinTarget* findBuiltinTarget(std::string_view name) {
+    for (const BuiltinTarget& target : kBuiltinTargets) {
+        if (name == target.name) return &target;
+    }
+    return nullptr;
+}
+
+} // namespace leakgate

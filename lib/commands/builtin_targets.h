@@ -1,0 +1,23 @@
+// The targets leakgate ships, in one table: each one's name, where its target file or module is,
+// the PyPI package of the DSL it measures (what `bisect --target NAME` installs) and the
+// directory that package installs (what the gate's lint reads). lib/data/targets/ holds the files.
+#pragma once
+
+#include <span>
+#include <string_view>
+
+namespace leakgate {
+
+struct BuiltinTarget {
+    const char* name;
+    const char* module;      // an importable module, or
+    const char* file;        // a target file under the data directory
+    const char* pypiPackage; // nullptr: leakgate's own (the reference)
+    const char* packageDir;  // the import directory of the DSL's sources
+};
+
+std::span<const BuiltinTarget> builtinTargets();
+// Null for a name no row has.
+const BuiltinTarget* findBuiltinTarget(std::string_view name);
+
+} // namespace leakgate

@@ -1,0 +1,128 @@
+#!/usr/bin/env python3
+"""A second real DSL from PyPI: JAX 0.10.2, whose compiled launch runs on the CPU, through
+`leakgate bisect --target jax` (no --package: the built-in target knows it), held to plain-Python
+oracles run in the same venv: one for decoration (a sentinel in the decorating frame, alive or not
+before any collection; frames in the DEBUG_SAVEALL garbage) and tests/gpu/real_launch_count.py for
+the real launch.
+
+    test_dsl_jax.py --leakgate BUILD/leakgate
+Runs on CPython 3.11 only (JAX 0.10 needs 3.11 or later, and one Python keeps CI within its time).
+Exit 77 (skip) with the reason on another Python, or when PyPI cannot be reached.
+"""
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+VERSION = "0.10.2"
+LEAKGATE = None
+ROW = None  # the bisect row of VERSION
+
+DECORATION_ORACLE = r"""
+import gc, json, sys, weakref
+import jax
+gc.disable()
+class Payload:
+    pass
+def decorate(options):
+    payload = Payload()
+    ref = weakref.ref(payload)
+    def f(a, b):
+        return a + b
+    jax.jit(f, **options) if options else jax.jit(f)
+    return ref
+alive = []
+for options in ({}, {"keep_unused": False}):
+    ref = decorate(options)
+    alive.append(ref() is not None)
+gc.set_debug(gc.DEBUG_SAVEALL)
+gc.collect()
+frames = sum(1 for o in gc.garbage if type(o).__name__ == "frame")
+print(json.dumps({"alive_before_collection": alive, "frames_in_garbage": frames}))
+"""
+
+
+class Jax(unittest.TestCase):
+    def checks(self):
+        return {c["name"]: c["status"] for r in ROW["report"]["results"] if r["role"] == "target"
+                for c in r["checks"]}
+
+    def python(self):
+        return ROW["report"]["python"]["executable"]
+
+    def test_decoration_verdicts_agree_with_the_oracle(self):
+        run = subprocess.run([self.python(), "-c", DECORATION_ORACLE], capture_output=True, text=True,
+                             timeout=300)
+        self.assertEqual(run.returncode, 0, run.stderr)
+        oracle = json.loads(run.stdout)
+        clean = not any(oracle["alive_before_collection"]) and oracle["frames_in_garbage"] == 0
+        checks = self.checks()
+        for check in ("decorate-sentinels", "decorate-frame-cycle"):
+            self.assertEqual(checks[check], "pass" if clean else "fail", (check, oracle))
+
+    def test_real_launch_runs_on_the_cpu_and_agrees_with_the_plain_count(self):
+        launch = next(r for r in ROW["report"]["results"] if r["workload"] == "launch-real")
+        self.assertEqual(launch["details"]["device"], "cpu")
+        run = subprocess.run([self.python(), os.path.join(ROOT, "tests/gpu/real_launch_count.py"),
+                              os.path.join(ROOT, "lib/data/targets/jax_dsl.py"), "cpu", "1000", "3"],
+                             capture_output=True, text=True, timeout=600)
+        self.assertEqual(run.returncode, 0, run.stderr)
+        oracle = json.loads(run.stdout)["cases"]
+        checks = self.checks()
+        cases = {c["case"]: c for c in launch["details"]["cases"]}
+        self.assertEqual(set(cases), set(oracle))
+        for name, counted in oracle.items():
+            for key, check in (("cyclic_garbage", "launch-real-cyclic-garbage"),
+                               ("net_blocks", "launch-real-net-blocks")):
+                keeps = min(counted[key]) > 0.01
+                measured = min(cases[name]["target"][f"{key}_per_call"])
+                self.assertAlmostEqual(measured, min(counted[key]), delta=0.1, msg=(name, key))
+                if keeps:
+                    self.assertEqual(checks[check], "fail", (name, key, counted))
+        for check in ("launch-real-net-blocks", "launch-real-cyclic-garbage", "launch-real-retained"):
+            self.assertIn(checks[check], ("pass", "fail"), check)
+
+
+def main():
+    global LEAKGATE, ROW
+    LEAKGATE = sys.argv.pop(sys.argv.index("--leakgate") + 1)
+    sys.argv.remove("--leakgate")
+    if not os.access(LEAKGATE, os.X_OK):
+        print("skip: no leakgate binary")
+        return 77
+    if sys.version_info[:2] != (3, 11):
+        print(f"skip: runs on CPython 3.11 only (this is {sys.version.split()[0]}): JAX {VERSION} "
+              "needs 3.11+, and one Python keeps CI within its time")
+        return 77
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, "bisect.json")
+        run = subprocess.run([LEAKGATE, "bisect", "--quiet", "--target", "jax", "--versions", VERSION,
+                              "--checks", "decorate,import,launch-real", "--launch-calls", "1000",
+                              "--launch-runs", "3", "--json", out],
+                             capture_output=True, text=True, timeout=2400)
+        if not os.path.exists(out):
+            print(f"FAIL: no bisect report (exit {run.returncode})\n{run.stderr}")
+            return 1
+        with open(out) as report_file:
+            report = json.load(report_file)
+    if report["package"] != "jax":
+        print(f"FAIL: bisect --target jax gated {report['package']!r}, not jax")
+        return 1
+    ROW = report["versions"][0]
+    if ROW["status"] == "error":
+        if "cannot download" in ROW["error"] or "cannot make" in ROW["error"]:
+            print(f"skip: JAX {VERSION} could not be installed (is PyPI reachable?): {ROW['error'][:400]}")
+            return 77
+        print(f"FAIL: {ROW['error']}")
+        return 1
+    result = unittest.main(argv=[sys.argv[0], "-v"], exit=False).result
+    return 0 if result.wasSuccessful() else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -4,7 +4,8 @@
 _leakgate_checks="decorate-sentinels decorate-frame-cycle decorate-retained-frame decorate-device-memory
 import-sentinels import-frame-cycle import-retained-frame import-device-memory launch-allocations
 launch-net-blocks launch-cyclic-garbage values-encoding values-bounded soak-growth device-echo
-device-allocations device-cyclic-garbage decorate import launch values soak device probe"
+device-allocations device-cyclic-garbage launch-real-net-blocks launch-real-cyclic-garbage
+launch-real-retained decorate import launch launch-real values soak device probe"
 
 _leakgate() {
     local cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD-1]}
@@ -34,7 +35,7 @@ _leakgate() {
             # A comma-separated list: complete its last item.
             local done=${cur%"${cur##*,}"}
             COMPREPLY=($(compgen -P "$done" -W "$_leakgate_checks" -- "${cur##*,}")); return ;;
-        --target) COMPREPLY=($(compgen -W "reference cute" -- "$cur") $(compgen -f -- "$cur")); return ;;
+        --target) COMPREPLY=($(compgen -W "reference cute triton cupy jax" -- "$cur") $(compgen -f -- "$cur")); return ;;
         --json|--junit|--sarif|--html|--baseline|--budgets|--probe|--compile-commands|--python|-I|--include)
             COMPREPLY=($(compgen -f -- "$cur")); return ;;
         --timeout|--sentinel-mib|--device-sentinel-mib|--soak-steps|--soak-seconds|--launch-calls|\

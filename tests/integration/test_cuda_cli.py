@@ -111,6 +111,34 @@ class WithTheFakeDriver(unittest.TestCase):
         self.assertEqual(checks["device-cyclic-garbage"]["status"], "fail")
         self.assertIn("per launch (reference: 0.00)", checks["device-allocations"]["reason"])
 
+    def test_the_real_launch_runs_on_cuda_against_the_echo_kernel_reference(self):
+        # cuda_only.py declares CUDA only: with a driver, its cases run there, and the reference is
+        # the echo kernel launched with the reference packer in the same worker.
+        code, report = gate("--target", os.path.join(TARGETS, "real_launch", "cuda_only.py"), "--checks",
+                            "launch-real", "--launch-calls", "300", "--launch-runs", "2",
+                            LEAKGATE_LIBCUDA=FAKE_LIBCUDA)
+        checks = checks_of(report)
+        if checks["launch-real-net-blocks"]["status"] == "skip":
+            self.skipTest(checks["launch-real-net-blocks"]["reason"])
+        self.assertEqual(code, 0, checks)
+        launch = result_of(report, "launch-real")
+        self.assertEqual(launch["details"]["device"], "cuda")
+        for case in launch["details"]["cases"]:
+            self.assertEqual(len(case["reference"]["net_blocks_per_call"]), 2)
+            self.assertLess(max(case["reference"]["cyclic_garbage_per_call"]), 0.01)
+        for name, check in checks.items():
+            self.assertEqual(check["status"], "pass", (name, check["reason"]))
+            self.assertIn("on cuda", check["reason"])
+
+    def test_a_cpu_model_that_leaks_per_launch_fails_on_cuda_too(self):
+        code, report = gate("--target", os.path.join(TARGETS, "real_launch", "cast_per_launch.py"),
+                            "--checks", "launch-real", "--launch-calls", "300", "--launch-runs", "2",
+                            LEAKGATE_LIBCUDA=FAKE_LIBCUDA)
+        # It declares the CPU only, so it runs there even with a driver.
+        self.assertEqual(result_of(report, "launch-real")["details"]["device"], "cpu")
+        self.assertEqual(code, 1)
+        self.assertEqual(checks_of(report)["launch-real-cyclic-garbage"]["status"], "fail")
+
 
 if __name__ == "__main__":
     args = sys.argv[1:]

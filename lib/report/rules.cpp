@@ -28,6 +28,21 @@ constexpr Rule kRules[] = {
      "Each launch leaves reference cycles: with gc disabled each one is a leak.",
      "Do not leave reference cycles per launch (ctypes.cast and pointer() keep their sources in "
      "_objects); build the argument without a cycle, or break it before returning."},
+    {"launch-real-net-blocks", Evidence::kLaunchLoop, "LaunchRealNetBlocks",
+     "Each launch of a kernel the DSL compiled keeps memory blocks that the reference launch frees: "
+     "under gc.disable() memory grows with every launch.",
+     "Leave nothing per launch: build the argument pointers without a reference cycle and reuse what "
+     "depends only on the kernel and the argument types."},
+    {"launch-real-cyclic-garbage", Evidence::kLaunchLoop, "LaunchRealCyclicGarbage",
+     "Each launch of a kernel the DSL compiled leaves reference cycles: with gc disabled each one is a "
+     "leak.",
+     "Build the launch's argument pointers without ctypes.cast (CPython bpo-12836), which ties the "
+     "pointer and its source into a cycle."},
+    {"launch-real-retained", Evidence::kLaunchLoop, "LaunchRealRetained",
+     "Each launch of a kernel the DSL compiled keeps objects that even a full collection does not free: "
+     "a cache or registry grows with every launch.",
+     "Key caches by what stays the same from launch to launch (the kernel, the argument types), not by "
+     "a per-call object or its id, and bound them."},
 };
 
 } // namespace

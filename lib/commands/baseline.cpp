@@ -63,7 +63,7 @@ std::int64_t Budgets::forCheck(const std::string& check) const {
 Budgets defaultBudgets() {
     Budgets budgets;
     for (const char* check : {"launch-allocations", "launch-net-blocks", "launch-cyclic-garbage",
-                              "device-allocations", "device-cyclic-garbage", "launch-real-net-blocks",
+                              "device-allocations", "device-cyclic-garbage", "launch-real-net-blocks", "decorations-cyclic-garbage", "decorations-retained",
                               "launch-real-cyclic-garbage",
                               "launch-real-retained"}) {
         budgets.allowedGrowth[check] = 10; // thousandths per call

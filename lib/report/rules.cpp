@@ -28,6 +28,16 @@ constexpr Rule kRules[] = {
      "Each launch leaves reference cycles: with gc disabled each one is a leak.",
      "Do not leave reference cycles per launch (ctypes.cast and pointer() keep their sources in "
      "_objects); build the argument without a cycle, or break it before returning."},
+    {"decorations-cyclic-garbage", Evidence::kLaunchLoop, "DecorationsCyclicGarbage",
+     "Each decorated function, once dropped, leaves reference cycles: under gc.disable() it and "
+     "what it holds are never freed.",
+     "Leave no cycle between the decorator's wrapper, its closure and the function (attributes, "
+     "cells, frames); or break it when the function goes."},
+    {"decorations-retained", Evidence::kLaunchLoop, "DecorationsRetained",
+     "Each decorated function keeps objects alive after it is dropped and after a full collection: a "
+     "cache or registry grows with every decorated function.",
+     "Key per-function caches weakly (weakref.WeakKeyDictionary, or weakref.finalize to drop the "
+     "entry) or bound them."},
     {"launch-real-net-blocks", Evidence::kLaunchLoop, "LaunchRealNetBlocks",
      "Each launch of a kernel the DSL compiled keeps memory blocks that the reference launch frees: "
      "under gc.disable() memory grows with every launch.",

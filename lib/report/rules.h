@@ -10,7 +10,7 @@ namespace leakgate {
 
 enum class Evidence {
     kObjectGraph, // the scanner explained objects in the heap: frame-cycle, retained-frame
-    kLaunchLoop,  // a launch loop's figures against the reference: launch-*
+    kLaunchLoop,  // a loop's figures per call against the reference: launch-*, decorations-*
     kSource,      // a static rule matched a source line: lint:*
     kPlugin,      // a probe plug-in's check (gate --probe): what it filled in, nothing more
 };

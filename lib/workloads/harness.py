@@ -230,6 +230,76 @@ def run_decorate(dsl, forms, depths, nbytes, directory):
     return errors
 
 
+# --- Retention per decoration: N distinct functions, each decorated and dropped -------------------
+UNITS_MODULE = "leakgate_units"
+UNIT_FORMS = {"kernel": "kernel", "jit": "jit"}
+
+
+def prepare_decorations(spec, directory, count):
+    """Imports the target and a module of `count` distinct functions (their own code objects, in a
+    real file, so that decorators that read source can); returns the target, the forms it has and
+    the module."""
+    dsl = load_target(spec)
+    path = os.path.join(directory, UNITS_MODULE + ".py")
+    with open(path, "w") as out:
+        out.write('"""Written by leakgate\'s decorations workload: distinct functions to decorate."""\n')
+        for i in range(count):
+            out.write(f"\n\ndef leakgate_unit_{i}():\n    return {i}\n")
+    module_spec = importlib.util.spec_from_file_location(UNITS_MODULE, path)
+    module = importlib.util.module_from_spec(module_spec)
+    sys.modules[UNITS_MODULE] = module
+    module_spec.loader.exec_module(module)
+    forms = [name for name, attribute in UNIT_FORMS.items() if hasattr(dsl, attribute)]
+    return dsl, forms, module
+
+
+def decoration_body(dsl, form, module, start):
+    """A callable that decorates a new function with the form's decorator and drops the result:
+    the loop body the workload counts. Each function is made in the call from the next of the
+    module's distinct code objects, so a decorator that keeps nothing leaves nothing (the module's
+    own functions are not touched: what a decorator stores on a function goes with it)."""
+    import types
+
+    decorator = getattr(dsl, UNIT_FORMS[form])
+    names = sorted((name for name in vars(module) if name.startswith("leakgate_unit_")),
+                   key=lambda name: int(name.rsplit("_", 1)[1]))
+    codes = iter([getattr(module, name).__code__ for name in names[start:]])
+    namespace = vars(module)
+    make = types.FunctionType
+    return lambda: decorator(make(next(codes), namespace))
+
+
+def undecorated_body(module, start):
+    """The same loop without the decorator: what making and dropping the functions costs."""
+    import types
+
+    names = sorted((name for name in vars(module) if name.startswith("leakgate_unit_")),
+                   key=lambda name: int(name.rsplit("_", 1)[1]))
+    codes = iter([getattr(module, name).__code__ for name in names[start:]])
+    namespace = vars(module)
+    make = types.FunctionType
+    return lambda: make(next(codes), namespace)
+
+
+def kept_types(body, count, collect):
+    """The types of the gc-tracked objects that `count` more calls of `body` leave alive after a
+    full collection (`collect`: leakgate's own, which the gc guard allows), per call, most first."""
+    import collections
+    import gc as gc_module
+
+    collect()
+    before = collections.Counter(type(o).__qualname__ for o in gc_module.get_objects())
+    for _ in range(count):
+        body()
+    collect()
+    after = collections.Counter(type(o).__qualname__ for o in gc_module.get_objects())
+    # At least one object per two decorations: below that, the count's own bookkeeping shows.
+    grown = [(name, (after[name] - before[name]) / count) for name in after
+             if after[name] - before[name] >= count / 2]
+    grown.sort(key=lambda item: -item[1])
+    return grown[:6]
+
+
 def run_import(spec, nbytes):
     """Imports the target inside a frame that holds a sentinel; returns the errors."""
     errors = []

@@ -38,25 +38,6 @@ Run measureRun(py::handle call, std::int64_t calls) {
     return perCall(*counted, collectYoungGarbage(), calls);
 }
 
-// The shapes of the cycles `call` leaves, explained by the scanner.
-std::vector<scanner::CycleShape> cyclesLeftBy(py::handle call, std::int64_t calls) {
-    py::list garbage = probes::collectorGarbage();
-    python::GcDebugGuard saveAll(python::GcDebugGuard::kSaveAll);
-    probes::collect(0);
-    garbage.attr("clear")();
-    for (std::int64_t i = 0; i < calls; ++i)
-        call();
-    probes::collect(0);
-    std::vector<PyObject*> objects;
-    for (py::handle object : garbage)
-        objects.push_back(object.ptr());
-    auto graph = scanner::ObjectGraph::build(objects);
-    auto components = scanner::Components::find(graph);
-    auto shapes = scanner::describeCycles(graph, components);
-    garbage.attr("clear")();
-    return shapes;
-}
-
 constexpr Metric kMetrics[] = {kAllocationsMetric, kNetBlocksMetric, kCyclicGarbageMetric};
 
 } // namespace
@@ -166,12 +147,7 @@ WorkloadResult runLaunch(const WorkerSpec& spec) {
                 "Pack each immutable scalar once: cache the packed result keyed by type and exact bit "
                 "pattern (bounded), and hand out results the caller cannot corrupt.";
         } else if (std::string(metric.check) == "cyclic-garbage") {
-            for (const auto& shape : cyclesLeftBy(top.call, 100)) {
-                std::string cycle;
-                for (const auto& step : shape.cycle)
-                    cycle += fmt::format(" --{}--> {}", step.label, step.to);
-                finding.cycleShapes.push_back({static_cast<std::int64_t>(shape.count), shape.types, cycle});
-            }
+            finding.cycleShapes = cycleShapesLeftBy(top.call, 100);
             finding.fix =
                 "Leave no reference cycle per launch: ctypes.cast(pointer(x), c_void_p) stores the "
                 "pointer in its own _objects dict (CPython bpo-12836), so with gc disabled every call "

@@ -39,28 +39,6 @@ const std::vector<std::string> kChecks = {"launch-real-net-blocks", "launch-real
                                           "launch-real-retained"};
 constexpr Metric kMetrics[] = {kNetBlocksMetric, kCyclicGarbageMetric};
 
-// One measured loop: the three figures of Run, and the blocks left after the collection.
-struct LaunchRun {
-    Run run;
-    double retained = 0;
-};
-
-// A loop's figures from its counts, then its cyclic garbage collected inside a second region,
-// whose frees net the garbage off what the loop kept.
-LaunchRun afterLoop(const probes::AllocationCounts& loop, std::int64_t calls) {
-    probes::AllocationCounter::start();
-    std::int64_t garbage = collectYoungGarbage();
-    probes::AllocationCounts collection = probes::AllocationCounter::stop();
-    return {perCall(loop, garbage, calls),
-            static_cast<double>(loop.netBlocks() + collection.netBlocks()) / static_cast<double>(calls)};
-}
-
-LaunchRun pythonRun(py::handle body, std::int64_t calls) {
-    auto counted = probes::AllocationCounter::countCalls(body.ptr(), calls);
-    if (!counted) throw py::error_already_set();
-    return afterLoop(*counted, calls);
-}
-
 // The reference's loop: per launch, the reference packer on each scalar a case passes and one
 // echo-kernel launch on the first.
 struct EchoReference {
@@ -68,7 +46,7 @@ struct EchoReference {
     std::unique_ptr<cuda::DeviceBuffer> out;
     py::object pack; // T(v).__c_pointers__ of the reference's Int32
 
-    LaunchRun run(std::int64_t calls) const {
+    CountedRun run(std::int64_t calls) const {
         probes::AllocationCounter::start();
         for (std::int64_t i = 0; i < calls; ++i) {
             python::OwnedRef pointers = python::own(PyObject_CallNoArgs(pack.ptr()));
@@ -86,25 +64,13 @@ struct EchoReference {
     }
 };
 
-LaunchRun minus(const LaunchRun& a, const LaunchRun& b) {
+CountedRun minus(const CountedRun& a, const CountedRun& b) {
     return {{a.run.allocations - b.run.allocations, a.run.netBlocks - b.run.netBlocks,
              a.run.cyclicGarbage - b.run.cyclicGarbage},
             a.retained - b.retained};
 }
 
 constexpr const char* kRetainedWhat = "blocks still allocated after a full collection";
-
-json launchRunsJson(const std::vector<LaunchRun>& runs) {
-    std::vector<Run> plain;
-    json retained = json::array();
-    for (const LaunchRun& run : runs) {
-        plain.push_back(run.run);
-        retained.push_back(run.retained);
-    }
-    json out = runsJson(plain);
-    out["retained_per_call"] = std::move(retained);
-    return out;
-}
 
 } // namespace
 
@@ -179,26 +145,26 @@ WorkloadResult runRealLaunch(const WorkerSpec& spec) {
             for (py::handle entry : bodies) {
                 const std::string name = entry[py::int_(0)].cast<std::string>();
                 py::object launch = entry[py::int_(1)], noop = entry[py::int_(2)];
-                pythonRun(launch, warmup);
-                pythonRun(noop, warmup);
+                countedRun(launch, warmup);
+                countedRun(noop, warmup);
                 if (onCuda) reference.run(warmup);
-                std::vector<LaunchRun> net, referenceRuns;
+                std::vector<CountedRun> net, referenceRuns;
                 for (int run = 0; run < runs; ++run) { // interleaved: drift hits all three
-                    LaunchRun launched = pythonRun(launch, calls);
+                    CountedRun launched = countedRun(launch, calls);
                     if (onCuda) reference.kernels->synchronize();
-                    LaunchRun baseline = pythonRun(noop, calls);
+                    CountedRun baseline = countedRun(noop, calls);
                     net.push_back(minus(launched, baseline));
                     if (onCuda) referenceRuns.push_back(reference.run(calls));
                 }
                 ++caseCount;
                 json record = {{"case", name},
-                               {"target", launchRunsJson(net)},
-                               {"reference", onCuda ? launchRunsJson(referenceRuns) : json(nullptr)},
+                               {"target", countedRunsJson(net)},
+                               {"reference", onCuda ? countedRunsJson(referenceRuns) : json(nullptr)},
                                {"flagged", json::array()}};
                 std::vector<Run> netRuns, referencePlain;
-                for (const LaunchRun& run : net)
+                for (const CountedRun& run : net)
                     netRuns.push_back(run.run);
-                for (const LaunchRun& run : referenceRuns)
+                for (const CountedRun& run : referenceRuns)
                     referencePlain.push_back(run.run);
                 const std::string referenceName =
                     onCuda ? "the echo kernel with the reference packer" : "a launch that keeps nothing";
@@ -215,9 +181,9 @@ WorkloadResult runRealLaunch(const WorkerSpec& spec) {
                 }
                 // Retained: the same rule on the fourth figure.
                 double low = net.front().retained, referenceHigh = 0;
-                for (const LaunchRun& run : net)
+                for (const CountedRun& run : net)
                     low = std::min(low, run.retained);
-                for (const LaunchRun& run : referenceRuns)
+                for (const CountedRun& run : referenceRuns)
                     referenceHigh = std::max(referenceHigh, run.retained);
                 retainedHighest = std::max(retainedHighest, low);
                 if (low > referenceHigh + kEpsilonPerCall) {

@@ -6,6 +6,7 @@
 #include "lib/workloads/launch_protocol.h"
 #include "lib/python/gc_debug_guard.h"
 #include "lib/workloads/harness_loader.h"
+#include "lib/scanner/explain.h"
 
 #include <fmt/format.h>
 
@@ -133,6 +134,49 @@ std::int64_t collectYoungGarbage() {
     return static_cast<std::int64_t>(saved);
 }
 
+CountedRun afterLoop(const probes::AllocationCounts& loop, std::int64_t calls) {
+    probes::AllocationCounter::start();
+    std::int64_t garbage = collectYoungGarbage();
+    probes::AllocationCounts collection = probes::AllocationCounter::stop();
+    return {perCall(loop, garbage, calls),
+            static_cast<double>(loop.netBlocks() + collection.netBlocks()) / static_cast<double>(calls)};
+}
+
+CountedRun countedRun(py::handle body, std::int64_t calls) {
+    auto counted = probes::AllocationCounter::countCalls(body.ptr(), calls);
+    if (!counted) throw py::error_already_set();
+    return afterLoop(*counted, calls);
+}
+
+std::vector<CycleShapeCount> cycleShapesLeftBy(py::handle call, std::int64_t calls) {
+    py::list garbage = probes::collectorGarbage();
+    std::vector<scanner::CycleShape> shapes;
+    {
+        python::GcDebugGuard saveAll(python::GcDebugGuard::kSaveAll);
+        probes::collect(0);
+        garbage.attr("clear")();
+        for (std::int64_t i = 0; i < calls; ++i)
+            call();
+        probes::collect(0);
+        std::vector<PyObject*> objects;
+        for (py::handle object : garbage)
+            objects.push_back(object.ptr());
+        auto graph = scanner::ObjectGraph::build(objects);
+        auto components = scanner::Components::find(graph);
+        shapes = scanner::describeCycles(graph, components);
+        garbage.attr("clear")();
+    }
+    probes::collect(1); // what was saved is in generation 1 now (see collectYoungGarbage)
+    std::vector<CycleShapeCount> counted;
+    for (const auto& shape : shapes) {
+        std::string cycle;
+        for (const auto& step : shape.cycle)
+            cycle += fmt::format(" --{}--> {}", step.label, step.to);
+        counted.push_back({static_cast<std::int64_t>(shape.count), shape.types, cycle});
+    }
+    return counted;
+}
+
 Run perCall(const probes::AllocationCounts& counts, std::int64_t cyclicGarbage, std::int64_t calls) {
     auto divide = [&](double value) { return value / static_cast<double>(calls); };
     return {divide(static_cast<double>(counts.allocations)),
@@ -202,6 +246,18 @@ json runsJson(const std::vector<Run>& runs) {
         out["net_blocks_per_call"].push_back(run.netBlocks);
         out["cyclic_garbage_per_call"].push_back(run.cyclicGarbage);
     }
+    return out;
+}
+
+json countedRunsJson(const std::vector<CountedRun>& runs) {
+    std::vector<Run> plain;
+    json retained = json::array();
+    for (const CountedRun& run : runs) {
+        plain.push_back(run.run);
+        retained.push_back(run.retained);
+    }
+    json out = runsJson(plain);
+    out["retained_per_call"] = std::move(retained);
     return out;
 }
 

@@ -56,9 +56,26 @@ struct Run {
 };
 Run perCall(const probes::AllocationCounts& counts, std::int64_t cyclicGarbage, std::int64_t calls);
 
+// A loop's Run and what stayed after it: `retained`, the net blocks per call left once the loop's
+// cyclic garbage was collected (memory kept reachable, not garbage).
+struct CountedRun {
+    Run run;
+    double retained = 0;
+};
+// The figures of a loop counted into `loop`: then its cyclic garbage, collected inside a second
+// allocation region whose frees net the garbage off what the loop kept.
+CountedRun afterLoop(const probes::AllocationCounts& loop, std::int64_t calls);
+// `body()` called `calls` times from C (AllocationCounter::countCalls), then afterLoop. Throws
+// py::error_already_set when a call raised.
+CountedRun countedRun(pybind11::handle body, std::int64_t calls);
+
 // Collects the youngest generation with DEBUG_SAVEALL and returns how many objects it saved (then
 // frees them). Call with gc disabled, right after the measured calls.
 std::int64_t collectYoungGarbage();
+
+// The shapes of the cycles `calls` calls of `call` leave, explained by the scanner, as a finding
+// holds them (the calls run with DEBUG_SAVEALL; what they leave is freed before it returns).
+std::vector<CycleShapeCount> cycleShapesLeftBy(pybind11::handle call, std::int64_t calls);
 
 // Flag only when every measured run of the target exceeds the reference's worst run (the rule of
 // CPython's refleak hunter: one noisy run does not make a finding).
@@ -109,5 +126,7 @@ std::string firstMismatches(const nlohmann::json& mismatches, const char* gotKey
 
 // Per-call figures of each run, as the report's details hold them.
 nlohmann::json runsJson(const std::vector<Run>& runs);
+// The same with `retained_per_call`.
+nlohmann::json countedRunsJson(const std::vector<CountedRun>& runs);
 
 } // namespace leakgate::workloads

@@ -20,6 +20,10 @@ WorkloadResult runScript(const WorkerSpec& spec);
 WorkloadResult runDecorate(const WorkerSpec& spec);
 WorkloadResult runImport(const WorkerSpec& spec);
 
+// Retention per decorated function, frames or not (decorations.cpp): distinct functions decorated
+// and dropped, per decoration. Runs: spec.launchRuns.
+WorkloadResult runDecorations(const WorkerSpec& spec);
+
 // The launch path (launch.cpp): spec.target and role; the launch loop settings; values: the
 // distinct values; soak: its steps, seconds and sampling.
 WorkloadResult runLaunch(const WorkerSpec& spec);

@@ -1,0 +1,193 @@
+// The decorations workload: retention per unit of work, frames or not. Each form the target has
+// (`kernel`, `jit`, bare) decorates 100 distinct functions per run, one after another, and the
+// result is dropped at once; per decoration, net of the same loop making the functions without
+// decorating them, over `--launch-runs` runs after a warm-up run:
+//   decorations-cyclic-garbage:  objects one DEBUG_SAVEALL collection finds (gc is off: a leak);
+//   decorations-retained:        blocks still allocated after that collection (kept reachable:
+//                                a cache or registry that grows with every decorated function).
+// A form is flagged when every run exceeds 0.01 per decoration; the gate then holds the target to
+// the reference's figure, as for the other decoration checks. The finding names the types of the
+// objects each decoration leaves (gc-tracked objects alive after a full collection, per decoration).
+#include "lib/workloads/workload.h"
+
+#include "leakgate/errors.h"
+#include "lib/python/text.h"
+#include "lib/workloads/harness_loader.h"
+#include "lib/workloads/scalar_cases.h"
+#include "probes/probe.h"
+
+#include <pybind11/pybind11.h>
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+
+namespace leakgate::workloads {
+namespace {
+
+namespace py = pybind11;
+using nlohmann::json;
+
+const std::vector<std::string> kChecks = {"decorations-cyclic-garbage", "decorations-retained"};
+constexpr std::int64_t kDecorations = 100; // distinct functions per run and form
+constexpr std::int64_t kTypePass = 50;     // functions decorated once more to name what stays
+
+struct Figure {
+    const char* check;
+    const char* what;
+    double (*of)(const CountedRun&);
+};
+constexpr Figure kFigures[] = {
+    {"decorations-cyclic-garbage", "objects entering cyclic garbage",
+     [](const CountedRun& run) { return run.run.cyclicGarbage; }},
+    {"decorations-retained", "blocks still allocated after a full collection",
+     [](const CountedRun& run) { return run.retained; }},
+};
+
+} // namespace
+
+WorkloadResult runDecorations(const WorkerSpec& spec) {
+    WorkloadResult result = newResult(spec, "decorations");
+    py::module_ harness = loadHarness();
+    py::module_ shutil = py::module_::import("shutil");
+    py::object directory = py::module_::import("tempfile").attr("mkdtemp")("", "leakgate-units-");
+    struct RemoveDirectory {
+        py::module_& shutil;
+        py::object& directory;
+        ~RemoveDirectory() { shutil.attr("rmtree")(directory, true); }
+    } remove{shutil, directory};
+    const std::int64_t count = kDecorations;
+    const int runs = spec.launchRuns;
+    py::object dsl, module;
+    std::vector<std::string> forms;
+    try {
+        // One code object per function made: the warm-up's, then each run's decorated and
+        // undecorated loops, for both forms, and the pass that names what stays (one per check).
+        py::tuple prepared = harness.attr("prepare_decorations")(
+            targetSpec(spec), directory, count * (2 * runs + 1) * 2 + kTypePass * 2);
+        dsl = prepared[0];
+        for (py::handle form : prepared[1])
+            forms.push_back(python::textOf(form));
+        module = prepared[2];
+    } catch (py::error_already_set& error) {
+        result.error = WorkloadError{fmt::format("the target could not be imported: {}", error.what()),
+                                     std::nullopt, ""};
+        return result;
+    }
+    if (forms.empty()) {
+        skipAll(result, kChecks, "the target defines neither `kernel` nor `jit`");
+        return result;
+    }
+    probes::AllocationCounter::install();
+    probes::ProbeList probes;
+    probes.push_back(probes::makeGcGuardProbe());
+    json cases = json::array();
+    struct Worst {
+        double low = 0;
+        std::string form;
+    };
+    std::map<std::string, Worst> worst;    // by check: the flagged form with the highest figure
+    std::map<std::string, double> highest; // by check: the highest lowest-run figure of any form
+    std::map<std::string, int> flagged;
+    int offset = 0;
+    measure(
+        result, probes,
+        [&] {
+            for (const std::string& form : forms) {
+                py::object warmup = harness.attr("decoration_body")(dsl, form, module, offset);
+                countedRun(warmup, count); // first decorations fill what a DSL caches once
+                offset += static_cast<int>(count);
+                std::vector<CountedRun> measured;
+                for (int run = 0; run < runs; ++run) { // each net of the same loop undecorated
+                    py::object body = harness.attr("decoration_body")(dsl, form, module, offset);
+                    CountedRun decorated = countedRun(body, count);
+                    offset += static_cast<int>(count);
+                    py::object plain = harness.attr("undecorated_body")(module, offset);
+                    CountedRun undecorated = countedRun(plain, count);
+                    offset += static_cast<int>(count);
+                    measured.push_back({{decorated.run.allocations - undecorated.run.allocations,
+                                         decorated.run.netBlocks - undecorated.run.netBlocks,
+                                         decorated.run.cyclicGarbage - undecorated.run.cyclicGarbage},
+                                        decorated.retained - undecorated.retained});
+                }
+                json record = {{"form", form}, {"decorations", count}, {"runs", countedRunsJson(measured)},
+                               {"flagged", json::array()}};
+                for (const Figure& figure : kFigures) {
+                    double low = figure.of(measured.front());
+                    for (const CountedRun& run : measured)
+                        low = std::min(low, figure.of(run));
+                    highest[figure.check] = std::max(highest[figure.check], low);
+                    if (low <= kEpsilonPerCall) continue;
+                    record["flagged"].push_back(figure.check);
+                    ++flagged[figure.check];
+                    Worst& current = worst[figure.check];
+                    if (low > current.low) current = {low, form};
+                }
+                cases.push_back(std::move(record));
+            }
+        },
+        "decorations-");
+    result.details["cases"] = std::move(cases);
+    if (!result.ok()) return result;
+
+    py::cpp_function collect([] { probes::collect(); });
+    for (const Figure& figure : kFigures) {
+        const auto amount = static_cast<std::int64_t>(std::llround(highest[figure.check] * 1000));
+        auto found = worst.find(figure.check);
+        if (found == worst.end()) {
+            result.checks.push_back(
+                {figure.check, Status::kPass,
+                 fmt::format("no more than {:.2f} {} per decoration in any of {} forms ({} runs of {} "
+                             "distinct functions)",
+                             kEpsilonPerCall, figure.what, forms.size(), runs, count),
+                 amount});
+            continue;
+        }
+        const Worst& top = found->second;
+        const bool cyclic = std::string(figure.check) == "decorations-cyclic-garbage";
+        // After the measurement (its counts are untouched by this), more functions decorated once:
+        // what stays alive, by type, or the shapes of the cycles the decorations leave.
+        std::vector<std::string> types;
+        std::vector<CycleShapeCount> shapes;
+        try {
+            py::object body = harness.attr("decoration_body")(dsl, top.form, module, offset);
+            offset += static_cast<int>(kTypePass);
+            if (cyclic) {
+                shapes = cycleShapesLeftBy(body, kTypePass);
+            } else {
+                py::list kept = harness.attr("kept_types")(body, kTypePass, collect);
+                for (py::handle entry : kept)
+                    types.push_back(fmt::format("{:.2f} `{}`", entry[py::int_(1)].cast<double>(),
+                                                python::textOf(entry[py::int_(0)])));
+            }
+        } catch (py::error_already_set& error) {
+            // The finding stands without them (the decorator raised this time), and says why.
+            types.push_back(fmt::format("(not counted: {})", error.what()));
+        }
+        const std::string reason = fmt::format(
+            "{} of {} forms: `{}` leaves {:.2f} {} per decoration in every one of {} runs of {} "
+            "distinct functions",
+            flagged[figure.check], forms.size(), top.form, top.low, figure.what, runs, count);
+        result.checks.push_back({figure.check, Status::kFail, reason, amount});
+        Finding finding;
+        finding.kind = figure.check;
+        finding.summary =
+            types.empty() ? reason
+                          : fmt::format("{}; objects left alive per decoration: {}", reason,
+                                        fmt::join(types, ", "));
+        finding.cycleShapes = std::move(shapes);
+        finding.fix = !cyclic
+                          ? "Whatever the decorator keeps per function must go when the function "
+                            "goes: key caches weakly (weakref.WeakKeyDictionary, or a finalizer), or "
+                            "bound them."
+                          : "Leave no reference cycle per decorated function: the decorator's wrapper, "
+                            "its closure and the function must not refer to each other through "
+                            "attributes, cells or frames, or a dropped function is never freed under "
+                            "gc.disable().";
+        result.findings.push_back(std::move(finding));
+    }
+    return result;
+}
+
+} // namespace leakgate::workloads

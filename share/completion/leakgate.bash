@@ -4,8 +4,8 @@
 _leakgate_checks="decorate-sentinels decorate-frame-cycle decorate-retained-frame decorate-device-memory
 import-sentinels import-frame-cycle import-retained-frame import-device-memory launch-allocations
 launch-net-blocks launch-cyclic-garbage values-encoding values-bounded soak-growth device-echo
-device-allocations device-cyclic-garbage launch-real-net-blocks launch-real-cyclic-garbage
-launch-real-retained decorate import launch launch-real values soak device probe"
+device-allocations device-cyclic-garbage decorations-cyclic-garbage decorations-retained launch-real-net-blocks launch-real-cyclic-garbage
+launch-real-retained decorate import decorations launch launch-real values soak device probe"
 
 _leakgate() {
     local cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD-1]}

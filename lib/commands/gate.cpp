@@ -111,9 +111,11 @@ void compareWithReference(WorkloadResult& target, const WorkloadResult* referenc
         if (baseline == reference->checks.end() || baseline->status != Status::kFail) continue;
         if (check.amount.value_or(0) <= baseline->amount.value_or(0)) {
             check.status = Status::kPass;
-            check.reason =
-                fmt::format("retains no more than the reference ({} vs {} bytes): {}",
-                            check.amount.value_or(0), baseline->amount.value_or(0), check.reason);
+            const char* unit = check.name.starts_with("decorations-") ? " thousandths per decoration"
+                                                                      : " bytes";
+            check.reason = fmt::format("retains no more than the reference ({} vs {}{}): {}",
+                                       check.amount.value_or(0), baseline->amount.value_or(0), unit,
+                                       check.reason);
         }
     }
 }

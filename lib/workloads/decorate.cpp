@@ -82,8 +82,7 @@ WorkloadResult runDecorate(const WorkerSpec& spec) {
         result.details["launch_devices"] = strings(prepared[4]);
     } catch (py::error_already_set& error) {
         shutil.attr("rmtree")(directory, true);
-        result.error = WorkloadError{fmt::format("the target could not be imported: {}", error.what()),
-                                     std::nullopt, ""};
+        result.error = targetImportError(error);
         return result;
     }
     if (forms.empty()) {

@@ -71,8 +71,7 @@ WorkloadResult runDecorations(const WorkerSpec& spec) {
             forms.push_back(python::textOf(form));
         module = prepared[2];
     } catch (py::error_already_set& error) {
-        result.error = WorkloadError{fmt::format("the target could not be imported: {}", error.what()),
-                                     std::nullopt, ""};
+        result.error = targetImportError(error);
         return result;
     }
     if (forms.empty()) {

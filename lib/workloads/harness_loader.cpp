@@ -49,4 +49,8 @@ WorkloadResult newResult(const WorkerSpec& spec, const char* workload) {
     return result;
 }
 
+WorkloadError targetImportError(const pybind11::error_already_set& error) {
+    return {fmt::format("the target could not be imported: {}", error.what()), std::nullopt, ""};
+}
+
 } // namespace leakgate::workloads

@@ -26,4 +26,7 @@ pybind11::dict targetSpec(const WorkerSpec& spec);
 // A result named after the spec's target and role.
 WorkloadResult newResult(const WorkerSpec& spec, const char* workload);
 
+// The workload's error when the harness could not import the target (`error` is what it raised).
+WorkloadError targetImportError(const pybind11::error_already_set& error);
+
 } // namespace leakgate::workloads

@@ -85,8 +85,7 @@ WorkloadResult runRealLaunch(const WorkerSpec& spec) {
         for (py::handle device : prepared[1])
             devices.push_back(device.cast<std::string>());
     } catch (py::error_already_set& error) {
-        result.error = WorkloadError{fmt::format("the target could not be imported: {}", error.what()),
-                                     std::nullopt, ""};
+        result.error = targetImportError(error);
         return result;
     }
     if (devices.empty()) {

@@ -40,8 +40,7 @@ std::optional<std::pair<py::dict, py::dict>> scalarTypesOrSkip(WorkloadResult& r
         py::tuple prepared = harness.attr("prepare_launch")(targetSpec(spec));
         types = {prepared[0], prepared[1]};
     } catch (py::error_already_set& error) {
-        result.error = WorkloadError{fmt::format("the target could not be imported: {}", error.what()),
-                                     std::nullopt, ""};
+        result.error = targetImportError(error);
         return std::nullopt;
     }
     if (types.first.empty()) {

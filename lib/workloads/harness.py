@@ -7,7 +7,10 @@ the sentinels they hold appear. The kernels it decorates are written to a real f
 
 The target protocol: a module with `kernel` and `jit` decorators, each usable bare
 (`@kernel`) and with options (`@kernel(**kernel_options)`), and optional `kernel_options`,
-`jit_options` (dicts, default {}) and `TARGET_NAME`.
+`jit_options` (dicts, default {}) and `TARGET_NAME`. Or, for a DSL whose decorators do not fit
+that, `decorators`: {name: {"decorator": d, "forms": [...], "arguments": (...), "options": {...}}}
+with forms among "bare" (`@d`), "options" (`@d(**options)`), "arguments" (`@d(*arguments,
+**options)`) and "class" (`@d` on a class, and one instance made).
 """
 
 import importlib
@@ -116,6 +119,34 @@ def define_jit_with_options(dsl, label, nbytes):
     @dsl.jit(**getattr(dsl, "jit_options", {}))
     def leakgate_jit():
         pass
+
+
+# A declared decorator (the target's `decorators`), in each of the four forms.
+def define_declared_bare(decorate, label, nbytes):
+    decorating_frame_sentinel = _leakgate.sentinel(label, nbytes)
+
+    @decorate
+    def leakgate_kernel():
+        pass
+
+
+def define_declared_called(decorate, arguments, options, label, nbytes):
+    decorating_frame_sentinel = _leakgate.sentinel(label, nbytes)
+
+    @decorate(*arguments, **options)
+    def leakgate_kernel():
+        pass
+
+
+def define_declared_class(decorate, label, nbytes):
+    decorating_frame_sentinel = _leakgate.sentinel(label, nbytes)
+
+    @decorate
+    class LeakgateKernels:
+        def leakgate_method(self):
+            return 0
+
+    instance = LeakgateKernels()
 '''
 
 FORMS = {
@@ -200,32 +231,114 @@ def _attempt(errors, label, call):
         errors.append((label, f"{type(error).__name__}: {error}", traceback.format_exc()))
 
 
+FORM_KINDS = ("bare", "options", "arguments", "class")
+
+
+def declared_decorators(dsl):
+    """The target's `decorators`, checked: {name: (decorator, forms, arguments, options)}; None
+    when it declares none (then `kernel` and `jit` are the protocol)."""
+    declared = getattr(dsl, "decorators", None)
+    if declared is None:
+        return None
+    if not isinstance(declared, dict) or not declared:
+        raise TypeError("`decorators` must be a non-empty dict of name: {decorator, forms, ...}")
+    checked = {}
+    for name, entry in declared.items():
+        if not isinstance(entry, dict) or not callable(entry.get("decorator")):
+            raise TypeError(f"decorator {name!r}: must be a dict with a callable `decorator`")
+        forms = list(entry.get("forms", ()))
+        if not forms or any(form not in FORM_KINDS for form in forms):
+            raise TypeError(f"decorator {name!r}: `forms` must list some of {FORM_KINDS}, not {forms!r}")
+        arguments = tuple(entry.get("arguments", ()))
+        options = dict(entry.get("options", {}))
+        checked[str(name)] = (entry["decorator"], forms, arguments, options)
+    return checked
+
+
+def _case_name(name, form):
+    return name if form == "bare" else f"{name}({form})"
+
+
+def decoration_plan(dsl):
+    """{case name: define(label, nbytes)}: every form of every decorator the target has, in the
+    order the reports list them."""
+    kernels = sys.modules[KERNELS_MODULE]
+    declared = declared_decorators(dsl)
+    plan = {}
+    if declared is None:
+        for name, (attribute, function) in FORMS.items():
+            if hasattr(dsl, attribute):
+                define = getattr(kernels, function)
+                plan[name] = lambda label, nbytes, define=define: define(dsl, label, nbytes)
+        return plan
+    for name, (decorator, forms, arguments, options) in declared.items():
+        for form in forms:
+            if form == "bare":
+                define = lambda label, nbytes, d=decorator: kernels.define_declared_bare(d, label, nbytes)
+            elif form == "class":
+                define = lambda label, nbytes, d=decorator: kernels.define_declared_class(d, label, nbytes)
+            else:
+                called_with = arguments if form == "arguments" else ()
+                define = (lambda label, nbytes, d=decorator, a=called_with, o=options:
+                          kernels.define_declared_called(d, a, o, label, nbytes))
+            plan[_case_name(name, form)] = define
+    return plan
+
+
+def _declared_lazy_source(declared):
+    """The lazy kernel module for declared decorators: each form once, at import time."""
+    lines = ["import leakgate_target as dsl", "", "_declared = dsl.decorators", ""]
+    for index, (name, (_, forms, _, _)) in enumerate(declared.items()):
+        entry = f"_declared[{name!r}]"
+        for form in forms:
+            if form == "bare":
+                head = f"@{entry}['decorator']"
+            elif form == "class":
+                lines += [f"@{entry}['decorator']", f"class LazyKernels{index}:",
+                          "    def lazy_method(self):", "        return 0", "", "",
+                          f"lazy_instance_{index} = LazyKernels{index}()", ""]
+                continue
+            else:
+                arguments = f"*{entry}.get('arguments', ())" if form == "arguments" else ""
+                head = f"@{entry}['decorator']({arguments}{', ' if arguments else ''}**{entry}.get('options', {{}}))"
+            lines += [head, f"def lazy_{index}_{form}():", "    pass", "", ""]
+    return "\n".join(lines) + "\n"
+
+
 def prepare_decorate(spec, directory):
     """Imports the target and writes the kernels module and the lazy kernel module; returns the
     target, the forms to run, the decorators it lacks, the names of its scalar types (the launch
     protocol) and the devices of its real launch cases."""
     dsl = load_target(spec)
+    declared = declared_decorators(dsl)
     with open(kernels_file(directory), "w") as out:
         out.write(KERNELS_SOURCE)
     with open(os.path.join(directory, LAZY_MODULE + ".py"), "w") as out:
-        out.write(LAZY_MODULE_SOURCE)
+        out.write(LAZY_MODULE_SOURCE if declared is None else _declared_lazy_source(declared))
     importlib.invalidate_caches()
-    present = [name for name, (attribute, _) in FORMS.items() if hasattr(dsl, attribute)]
-    missing = sorted({attribute for attribute, _ in FORMS.values() if not hasattr(dsl, attribute)})
+    if declared is None:
+        present = [name for name, (attribute, _) in FORMS.items() if hasattr(dsl, attribute)]
+        missing = sorted({attribute for attribute, _ in FORMS.values() if not hasattr(dsl, attribute)})
+    else:
+        present = [_case_name(name, form) for name, (_, forms, _, _) in declared.items() for form in forms]
+        missing = []
     return dsl, present, missing, sorted(scalar_types_of(dsl)), list(launch_devices_of(dsl))
 
 
 def run_decorate(dsl, forms, depths, nbytes, directory):
     """Defines kernels and jit functions in frames holding sentinels; returns the errors."""
     errors = []
-    kernels = _load_kernels(directory)
+    _load_kernels(directory)
+    plan = decoration_plan(dsl)
     for name in forms:
-        define = getattr(kernels, FORMS[name][1])
+        define = plan[name]
         for depth in depths:
             label = f"{name} depth={depth} decorating"
             _attempt(errors, f"{name}@depth{depth}",
-                     lambda: _hold(depth, name, nbytes, lambda: define(dsl, label, nbytes)))
-    if len(forms) == len(FORMS):
+                     lambda: _hold(depth, name, nbytes, lambda: define(label, nbytes)))
+    # The lazy module uses every form: the legacy one needs all four, a declared one is written
+    # from the declaration.
+    if len(forms) == len(FORMS) or declared_decorators(dsl) is not None:
         _attempt(errors, "lazy-import", lambda: _hold(1, "lazy-import", nbytes, lambda: _lazy_import(directory)))
     return errors
 
@@ -249,8 +362,29 @@ def prepare_decorations(spec, directory, count):
     module = importlib.util.module_from_spec(module_spec)
     sys.modules[UNITS_MODULE] = module
     module_spec.loader.exec_module(module)
-    forms = [name for name, attribute in UNIT_FORMS.items() if hasattr(dsl, attribute)]
-    return dsl, forms, module
+    return dsl, list(_unit_decorators(dsl)), module
+
+
+def _unit_decorators(dsl):
+    """{form name: decorate(function)} for the decorations workload: `kernel` and `jit` bare, or
+    each declared decorator in its first function form (bare, else called with its options or
+    arguments); class decorators are not among them."""
+    declared = declared_decorators(dsl)
+    if declared is None:
+        return {name: getattr(dsl, attribute) for name, attribute in UNIT_FORMS.items() if hasattr(dsl, attribute)}
+    units = {}
+    for name, (decorator, forms, arguments, options) in declared.items():
+        for form in forms:
+            if form == "bare":
+                units[name] = decorator
+            elif form in ("options", "arguments"):
+                called_with = arguments if form == "arguments" else ()
+                units[_case_name(name, form)] = (
+                    lambda function, d=decorator, a=called_with, o=options: d(*a, **o)(function))
+            else:
+                continue
+            break
+    return units
 
 
 def decoration_body(dsl, form, module, start):
@@ -260,7 +394,7 @@ def decoration_body(dsl, form, module, start):
     own functions are not touched: what a decorator stores on a function goes with it)."""
     import types
 
-    decorator = getattr(dsl, UNIT_FORMS[form])
+    decorator = _unit_decorators(dsl)[form]
     names = sorted((name for name in vars(module) if name.startswith("leakgate_unit_")),
                    key=lambda name: int(name.rsplit("_", 1)[1]))
     codes = iter([getattr(module, name).__code__ for name in names[start:]])

@@ -1,10 +1,10 @@
 """leakgate target: CuPy (`cupy.fuse`; `cupyx.jit.rawkernel` and `cupy.RawKernel` in the real
 launch), the PyPI package `cupy-cuda13x` (or `cupy-cuda12x`).
 
-`cupy.fuse` is the protocol's `kernel`, bare and with options (`kernel_name`, which it reads).
-`cupyx.jit.rawkernel` has no bare form (it is always called: `@rawkernel()`), so today's protocol,
-which asks for both forms of a decorator, cannot take it as `jit`: the target has no `jit`.
-Importing CuPy needs no GPU; the real launch does (CUDA only).
+The target declares its decorators (`decorators`, the harness's protocol): `cupy.fuse`, bare and
+with options (`kernel_name`, which it reads), and `cupyx.jit.rawkernel`, which has no bare form (it
+is always called: `@rawkernel()`), so only its with-options form. Importing CuPy needs no GPU; the
+real launch does (CUDA only).
 
 The real launch: a `RawKernel` and a `cupyx.jit.rawkernel` that store an int32 plus a float32
 into a device array made once, called with fresh NumPy scalars (CuPy's scalar arguments), and a
@@ -17,8 +17,11 @@ import numpy
 
 TARGET_NAME = "cupy"
 
-kernel = cupy.fuse
-kernel_options = {"kernel_name": "leakgate_fused"}
+decorators = {
+    "fuse": {"decorator": cupy.fuse, "forms": ["bare", "options"],
+             "options": {"kernel_name": "leakgate_fused"}},
+    "rawkernel": {"decorator": cupyx.jit.rawkernel, "forms": ["options"]},
+}
 
 launch_devices = ("cuda",)
 

@@ -155,7 +155,7 @@ std::optional<EdgeLabel> labelAttributes(PyObject* from, PyObject* to) {
         "tb_frame", "tb_next",   "__traceback__", "__context__", "__cause__",     "__self__",
         "__func__", "gi_frame",  "cr_frame",      "ag_frame",    "cell_contents", "__wrapped__",
         "func",     "args",      "keywords",      "fget",        "fset",          "fdel",
-        "__mro__",  "__bases__", "_objects"};
+        "__mro__",  "__bases__", "_objects",      "default_factory"};
     for (const char* name : kKnown) {
         OwnedRef value = attribute(from, name);
         if (value && value.get() == to) return named(name, name, name);

@@ -73,6 +73,20 @@ TEST(Labels, ContainersAndAttributesAreNamed) {
     EXPECT_EQ(labelEdge(scope["items"].ptr(), scope["mapping"].ptr()).kind, "ref");
 }
 
+TEST(Labels, ADefaultdictsFactoryIsNamed) {
+    // Triton's JITFunction: `self.device_caches = defaultdict(self.create_binder)`, whose factory,
+    // a bound method, holds the function that holds the dict.
+    py::dict scope = testing::runPython("import collections\n"
+                                        "class Jit:\n"
+                                        "    def create_binder(self):\n"
+                                        "        return None\n"
+                                        "jit = Jit()\n"
+                                        "factory = jit.create_binder\n"
+                                        "caches = collections.defaultdict(factory)\n");
+    EXPECT_EQ(labelEdge(scope["caches"].ptr(), scope["factory"].ptr()).label, "default_factory");
+    EXPECT_EQ(labelEdge(scope["factory"].ptr(), scope["jit"].ptr()).label, "__self__");
+}
+
 TEST(Labels, FrameInfoGivesTheQualifiedNameOnThreeElevenAndLater) {
     py::dict scope = testing::runPython("import sys\n"
                                         "class C:\n"

@@ -277,7 +277,7 @@ int run(int argc, char** argv) {
     bisectCommand->add_option("--from", bisect.from, "With --to: every release from this version ...");
     bisectCommand->add_option("--to", bisect.to, "... to this one, inclusive");
     bisectCommand->add_option("--target", bisect.gate.target,
-                              "The target for every version: cute (default), triton, cupy, jax or a file");
+                              "The target for every version: cute (default), triton, cupy, jax, warp or a file");
     bisectCommand->add_option("--checks", bisectChecks, "Checks or workloads (default decorate,import)");
     bisectCommand->add_option("--probe", bisect.gate.probes,
                               "A probe plug-in run on every version (as gate --probe); repeatable")

@@ -11,6 +11,7 @@ constexpr BuiltinTarget kBuiltinTargets[] = {
     {"triton", nullptr, "lib/data/targets/triton_dsl.py", "triton", "triton"},
     {"cupy", nullptr, "lib/data/targets/cupy_dsl.py", "cupy-cuda13x", "cupy"},
     {"jax", nullptr, "lib/data/targets/jax_dsl.py", "jax", "jax"},
+    {"warp", nullptr, "lib/data/targets/warp_dsl.py", "warp-lang", "warp"},
 };
 
 } // namespace

@@ -62,10 +62,10 @@ WorkloadResult runDecorations(const WorkerSpec& spec) {
     py::object dsl, module;
     std::vector<std::string> forms;
     try {
-        // One code object per function made: the warm-up's, then each run's decorated and
-        // undecorated loops, for both forms, and the pass that names what stays (one per check).
+        // One code object per function made: per form, the warm-up's, then each run's decorated
+        // and undecorated loops; and the pass that names what stays (one per check).
         py::tuple prepared = harness.attr("prepare_decorations")(
-            targetSpec(spec), directory, count * (2 * runs + 1) * 2 + kTypePass * 2);
+            targetSpec(spec), directory, count * (2 * runs + 1), kTypePass * 2);
         dsl = prepared[0];
         for (py::handle form : prepared[1])
             forms.push_back(python::textOf(form));

@@ -348,11 +348,13 @@ UNITS_MODULE = "leakgate_units"
 UNIT_FORMS = {"kernel": "kernel", "jit": "jit"}
 
 
-def prepare_decorations(spec, directory, count):
-    """Imports the target and a module of `count` distinct functions (their own code objects, in a
-    real file, so that decorators that read source can); returns the target, the forms it has and
-    the module."""
+def prepare_decorations(spec, directory, per_form, extra):
+    """Imports the target and a module of distinct functions, `per_form` for each form it has and
+    `extra` more (their own code objects, in a real file, so that decorators that read source
+    can); returns the target, the forms and the module."""
     dsl = load_target(spec)
+    forms = list(_unit_decorators(dsl))
+    count = per_form * len(forms) + extra
     path = os.path.join(directory, UNITS_MODULE + ".py")
     with open(path, "w") as out:
         out.write('"""Written by leakgate\'s decorations workload: distinct functions to decorate."""\n')
@@ -362,7 +364,7 @@ def prepare_decorations(spec, directory, count):
     module = importlib.util.module_from_spec(module_spec)
     sys.modules[UNITS_MODULE] = module
     module_spec.loader.exec_module(module)
-    return dsl, list(_unit_decorators(dsl)), module
+    return dsl, forms, module
 
 
 def _unit_decorators(dsl):

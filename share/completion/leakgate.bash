@@ -35,7 +35,7 @@ _leakgate() {
             # A comma-separated list: complete its last item.
             local done=${cur%"${cur##*,}"}
             COMPREPLY=($(compgen -P "$done" -W "$_leakgate_checks" -- "${cur##*,}")); return ;;
-        --target) COMPREPLY=($(compgen -W "reference cute triton cupy jax" -- "$cur") $(compgen -f -- "$cur")); return ;;
+        --target) COMPREPLY=($(compgen -W "reference cute triton cupy jax warp" -- "$cur") $(compgen -f -- "$cur")); return ;;
         --json|--junit|--sarif|--html|--baseline|--budgets|--probe|--compile-commands|--python|-I|--include)
             COMPREPLY=($(compgen -f -- "$cur")); return ;;
         --timeout|--sentinel-mib|--device-sentinel-mib|--soak-steps|--soak-seconds|--launch-calls|\

@@ -39,8 +39,8 @@ const std::vector<std::string> kChecks = {"launch-real-net-blocks", "launch-real
                                           "launch-real-retained"};
 constexpr Metric kMetrics[] = {kNetBlocksMetric, kCyclicGarbageMetric};
 
-// The reference's loop: per launch, the reference packer on each scalar a case passes and one
-// echo-kernel launch on the first.
+// The reference's loop: per launch, the reference packer on one Int32 and one echo-kernel launch
+// with it (a launch that packs through a clean packer and keeps nothing).
 struct EchoReference {
     std::unique_ptr<cuda::EchoKernels> kernels;
     std::unique_ptr<cuda::DeviceBuffer> out;

@@ -21,10 +21,10 @@ done
 failed=0
 for python in "${pythons[@]}"; do
     version=$("$python" -c 'import sys; print("%d.%d" % sys.version_info[:2])')
-    build_dir=build
-    [ "$version" = "3.11" ] || build_dir=build-$version
-    echo "=== Python $version ($python) in $build_dir"
-    scripts/build.sh "$python" "$build_dir"
+    build_dir=build quick=""
+    [ "$version" = "3.11" ] || { build_dir=build-$version; quick=quick; }
+    echo "=== Python $version ($python) in $build_dir${quick:+ (quick: -O1, no debug information)}"
+    scripts/build.sh "$python" "$build_dir" $quick
     started=$SECONDS
     (cd "$build_dir" && ctest --output-on-failure -j"$(nproc)") || failed=1
     echo "=== Python $version: tests took $((SECONDS - started)) s"

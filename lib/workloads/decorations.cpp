@@ -75,7 +75,9 @@ WorkloadResult runDecorations(const WorkerSpec& spec) {
         return result;
     }
     if (forms.empty()) {
-        skipAll(result, kChecks, "the target defines neither `kernel` nor `jit`");
+        skipAll(result, kChecks,
+                "the target has no decorator of functions (`kernel`, `jit`, or a declared one with a "
+                "bare, options or arguments form)");
         return result;
     }
     probes::AllocationCounter::install();

@@ -107,10 +107,7 @@ WorkloadResult runDecorations(const WorkerSpec& spec) {
                     py::object plain = harness.attr("undecorated_body")(module, offset);
                     CountedRun undecorated = countedRun(plain, count);
                     offset += static_cast<int>(count);
-                    measured.push_back({{decorated.run.allocations - undecorated.run.allocations,
-                                         decorated.run.netBlocks - undecorated.run.netBlocks,
-                                         decorated.run.cyclicGarbage - undecorated.run.cyclicGarbage},
-                                        decorated.retained - undecorated.retained});
+                    measured.push_back(minus(decorated, undecorated));
                 }
                 json record = {{"form", form}, {"decorations", count}, {"runs", countedRunsJson(measured)},
                                {"flagged", json::array()}};

@@ -389,6 +389,13 @@ def _unit_decorators(dsl):
     return units
 
 
+def _unit_codes(module, start):
+    """The module's distinct code objects from the `start`-th on, in the order they were written."""
+    names = sorted((name for name in vars(module) if name.startswith("leakgate_unit_")),
+                   key=lambda name: int(name.rsplit("_", 1)[1]))
+    return iter([getattr(module, name).__code__ for name in names[start:]])
+
+
 def decoration_body(dsl, form, module, start):
     """A callable that decorates a new function with the form's decorator and drops the result:
     the loop body the workload counts. Each function is made in the call from the next of the
@@ -397,11 +404,7 @@ def decoration_body(dsl, form, module, start):
     import types
 
     decorator = _unit_decorators(dsl)[form]
-    names = sorted((name for name in vars(module) if name.startswith("leakgate_unit_")),
-                   key=lambda name: int(name.rsplit("_", 1)[1]))
-    codes = iter([getattr(module, name).__code__ for name in names[start:]])
-    namespace = vars(module)
-    make = types.FunctionType
+    codes, namespace, make = _unit_codes(module, start), vars(module), types.FunctionType
     return lambda: decorator(make(next(codes), namespace))
 
 
@@ -409,11 +412,7 @@ def undecorated_body(module, start):
     """The same loop without the decorator: what making and dropping the functions costs."""
     import types
 
-    names = sorted((name for name in vars(module) if name.startswith("leakgate_unit_")),
-                   key=lambda name: int(name.rsplit("_", 1)[1]))
-    codes = iter([getattr(module, name).__code__ for name in names[start:]])
-    namespace = vars(module)
-    make = types.FunctionType
+    codes, namespace, make = _unit_codes(module, start), vars(module), types.FunctionType
     return lambda: make(next(codes), namespace)
 
 

@@ -64,12 +64,6 @@ struct EchoReference {
     }
 };
 
-CountedRun minus(const CountedRun& a, const CountedRun& b) {
-    return {{a.run.allocations - b.run.allocations, a.run.netBlocks - b.run.netBlocks,
-             a.run.cyclicGarbage - b.run.cyclicGarbage},
-            a.retained - b.retained};
-}
-
 constexpr const char* kRetainedWhat = "blocks still allocated after a full collection";
 
 } // namespace

@@ -141,6 +141,12 @@ CountedRun afterLoop(const probes::AllocationCounts& loop, std::int64_t calls) {
             static_cast<double>(loop.netBlocks() + collection.netBlocks()) / static_cast<double>(calls)};
 }
 
+CountedRun minus(const CountedRun& a, const CountedRun& b) {
+    return {{a.run.allocations - b.run.allocations, a.run.netBlocks - b.run.netBlocks,
+             a.run.cyclicGarbage - b.run.cyclicGarbage},
+            a.retained - b.retained};
+}
+
 CountedRun countedRun(py::handle body, std::int64_t calls) {
     auto counted = probes::AllocationCounter::countCalls(body.ptr(), calls);
     if (!counted) throw py::error_already_set();

@@ -62,6 +62,8 @@ struct CountedRun {
     Run run;
     double retained = 0;
 };
+// a's figures less b's: a loop net of its baseline loop (the same loop without the work measured).
+CountedRun minus(const CountedRun& a, const CountedRun& b);
 // The figures of a loop counted into `loop`: then its cyclic garbage, collected inside a second
 // allocation region whose frees net the garbage off what the loop kept.
 CountedRun afterLoop(const probes::AllocationCounts& loop, std::int64_t calls);

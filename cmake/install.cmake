@@ -23,6 +23,7 @@ install(TARGETS leakgate RUNTIME DESTINATION "${LEAKGATE_INSTALL_ROOT}bin")
 install(TARGETS leakgate_shared LIBRARY DESTINATION "${_lib}" NAMELINK_SKIP)
 install(FILES lib/workloads/harness.py DESTINATION "${_data}/lib/workloads")
 install(FILES lib/lint/python_rules.py DESTINATION "${_data}/lib/lint")
+install(FILES lib/commands/versions.py DESTINATION "${_data}/lib/commands")
 install(DIRECTORY lib/data/ DESTINATION "${_data}/lib/data" PATTERN "__pycache__" EXCLUDE)
 install(FILES fixtures/targets/frame_cycle_461.py DESTINATION "${_data}/fixtures/targets") # the default target
 if(TARGET leakgate_echo_kernels)

@@ -1,5 +1,6 @@
 // leakgate's command line: parse, call one library entry point, format, return an exit code.
 #include "lib/commands/bisect.h"
+#include "lib/commands/cache.h"
 #include "leakgate/errors.h"
 #include "lib/base/interrupt.h"
 #include "lib/commands/gate.h"
@@ -115,6 +116,11 @@ void checkSpelling(const CLI::App& app, int argc, char** argv) {
                                              fmt::join(subcommands, ", ")));
             }
             chosen = app.get_subcommand(word);
+            continue;
+        }
+        if (!word.starts_with("-")) { // a nested subcommand (cache prune) takes the options after it
+            for (const CLI::App* nested : chosen->get_subcommands([](const CLI::App*) { return true; }))
+                if (nested->get_name() == word) chosen = nested;
             continue;
         }
         if (word.starts_with("--") && word.size() > 2) {
@@ -273,9 +279,17 @@ int run(int argc, char** argv) {
     bisectCommand->add_option("--package", bisect.package,
                               "The PyPI package (default: the built-in target's, nvidia-cutlass-dsl "
                               "for cute)");
-    bisectCommand->add_option("--versions", versions, "Comma-separated versions, e.g. 4.4.2,4.6.1");
+    bisectCommand->add_option("--versions", versions,
+                              "Comma-separated versions (4.4.2,4.6.1), or a PEP 440 specifier set "
+                              "matched against the index ('>=4.6,<4.8')");
     bisectCommand->add_option("--from", bisect.from, "With --to: every release from this version ...");
     bisectCommand->add_option("--to", bisect.to, "... to this one, inclusive");
+    bisectCommand->add_flag("--pre", bisect.pre, "Pre- and dev-releases count as releases (PEP 440 order)");
+    bisectCommand->add_option("--extra", bisect.extras,
+                              "An optional extra installed with every release (package[cu13]); repeatable")
+        ->type_name("EXTRA")
+        ->expected(1)
+        ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
     bisectCommand->add_option("--target", bisect.gate.target,
                               "The target for every version: cute (default), triton, cupy, jax, warp or a file");
     bisectCommand->add_option("--checks", bisectChecks, "Checks or workloads (default decorate,import)");
@@ -296,6 +310,17 @@ int run(int argc, char** argv) {
                               "Distinct values for values-bounded");
     bisectCommand->add_flag("-q,--quiet", output.quiet, "No text report, no target output");
     addColorOptions(bisectCommand, output);
+
+    CLI::App* cacheCommand =
+        app.add_subcommand("cache", "What bisect keeps: the release venvs and the wheelhouse");
+    cacheCommand->require_subcommand(1);
+    CLI::App* cacheList = cacheCommand->add_subcommand("list", "Each venv and the wheelhouse, with sizes");
+    PruneOptions prune;
+    CLI::App* cachePrune = cacheCommand->add_subcommand("prune", "Remove venvs and wheels");
+    cachePrune->add_flag("--keep-wheels", prune.keepWheels, "Keep the wheelhouse (venvs are re-made from it offline)");
+    cachePrune->add_option("--older-than", prune.olderThanDays, "Only what no bisect used for DAYS days")
+        ->type_name("DAYS")
+        ->check(kNonNegative);
 
     checkSpelling(app, argc, argv);
     try {
@@ -338,6 +363,15 @@ int run(int argc, char** argv) {
         lint.timeout = std::chrono::seconds(timeoutSeconds);
         lint.forwardOutput = !output.quiet;
         return report::emit(withArguments(runLint(lint), argc, argv), output);
+    }
+    if (cacheList->parsed()) {
+        std::fputs(formatCacheList(readCache()).c_str(), stdout);
+        return 0;
+    }
+    if (cachePrune->parsed()) {
+        const PruneOutcome pruned = pruneCache(prune);
+        std::fputs(formatPruneOutcome(pruned, readCache()).c_str(), stdout);
+        return 0;
     }
     if (bisectCommand->parsed()) {
         std::stringstream list(versions);

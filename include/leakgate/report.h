@@ -128,25 +128,57 @@ struct Report {
     LEAKGATE_API std::vector<const Finding*> findings() const;
 };
 
-// The report of `leakgate bisect`: the gate's Report per release.
+// The report of `leakgate bisect`: the gate's Report per release, the matrix of release by
+// check, and every transition between consecutive releases (docs/definitions.md, "Transitions").
+struct BisectCell {
+    Status status = Status::kPass;
+    std::optional<std::int64_t> amount; // the check's figure
+    std::string culprit; // a failing check's culprit: "ModelDSL.kernel (frame_cycle_461.py)"
+};
+
 struct BisectRow {
     std::string version;
     std::optional<std::string> error; // the environment could not be made: an `error` row
     std::optional<Report> report;     // the gate's report in that environment
-    std::map<std::string, Status> statuses;
+    std::map<std::string, BisectCell> cells; // check -> its target result
+};
+
+// One check's verdict or culprit changing between two judged releases.
+struct CheckChange {
+    std::string check;
+    BisectCell before, after;
+};
+
+// Consecutive judged releases of one check, `from` then `to`, with what changed. `across` holds
+// the releases between them (PEP 440 order) where the check has no verdict (error, skip or
+// missing): the transition is reported across them, never from or to one of them.
+struct BisectTransition {
+    std::string from, to;
+    std::vector<std::string> across;
+    std::vector<CheckChange> changes;
 };
 
 struct BisectReport {
     std::string package;
+    std::vector<std::string> extras; // --extra: installed as package[extra,...]
     std::string target;
     std::string pythonVersion;
+    std::string versionOrder; // what ordered the releases: "packaging 21.3"
     std::vector<std::string> checks;
-    std::vector<BisectRow> rows;
+    std::vector<BisectRow> rows; // oldest first (PEP 440)
+    std::vector<BisectTransition> transitions;
     std::map<std::string, std::string> firstBad;  // check -> earliest version where it fails
     std::map<std::string, std::string> firstGood; // check -> earliest version where it passes
 
     LEAKGATE_API ExitCode exitCode() const;
 };
+
+// Fills `transitions`, `firstBad` and `firstGood` from the rows' cells (rows oldest first). A
+// check's verdict is pass or fail; an error, a skip or no result at all is none, and the check's
+// transition then runs across that release.
+LEAKGATE_API void computeTransitions(BisectReport& report);
+// "regressed" (pass to fail), "fixed" (fail to pass) or "culprit" (fails in both, blaming another).
+LEAKGATE_API const char* changeKind(const CheckChange& change);
 
 // JSON encodings (ADL hooks for nlohmann::json).
 LEAKGATE_API void to_json(nlohmann::json& out, const FrameInfo& frame);

@@ -1,14 +1,18 @@
 #include "lib/commands/bisect.h"
 
 #include "lib/commands/builtin_targets.h"
+#include "lib/commands/cache.h"
 #include "lib/commands/environments.h"
+#include "lib/commands/versions.h"
 #include "leakgate/errors.h"
 #include "lib/base/log.h"
 #include "lib/python/environment.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
+#include <filesystem>
 
 namespace leakgate {
 
@@ -24,46 +28,96 @@ std::string packageOf(const BisectOptions& options, const std::string& target) {
                                  target));
 }
 
+// The releases to gate, oldest first: an explicit --versions list as given (ordered), a
+// specifier set (--versions ">=4.6,<4.8", or --from/--to) matched against the index's releases.
+VersionSelection releasesToGate(const BisectOptions& options) {
+    const auto specifierParts = std::count_if(options.versions.begin(), options.versions.end(), isSpecifier);
+    if (!options.versions.empty() && specifierParts == 0) {
+        VersionSelection selection = selectVersions(options.versions, std::nullopt, /*pre=*/true);
+        if (!selection.invalid.empty()) {
+            throw UsageError(fmt::format("--versions: `{}` is not a PEP 440 version",
+                                         fmt::join(selection.invalid, "`, `")));
+        }
+        return selection;
+    }
+    std::string specifier;
+    if (!options.versions.empty()) {
+        if (specifierParts != static_cast<std::ptrdiff_t>(options.versions.size())) {
+            throw UsageError(fmt::format("--versions {}: either a list of versions or one specifier set "
+                                         "(>=4.6,<4.8), not both",
+                                         fmt::join(options.versions, ",")));
+        }
+        if (!options.from.empty() || !options.to.empty())
+            throw UsageError("--versions with a specifier set, or --from/--to: one of them");
+        specifier = fmt::format("{}", fmt::join(options.versions, ","));
+    } else if (!options.from.empty() && !options.to.empty()) {
+        specifier = fmt::format(">={},<={}", options.from, options.to);
+    } else {
+        throw UsageError("bisect needs --versions A,B,... or a specifier set (--versions '>=4.6,<4.8') "
+                         "or --from A --to B");
+    }
+    VersionSelection selection = selectVersions(listReleases(options.package, options.pre), specifier, options.pre);
+    if (selection.selected.empty()) {
+        throw UsageError(fmt::format("no release of {} matches {}{}", options.package, specifier,
+                                     options.pre ? "" : " (pre-releases need --pre)"));
+    }
+    return selection;
+}
+
+// Whether a finding of `kind` explains the check `check`: the check is the kind ("launch-real-
+// retained") or a workload's form of it ("decorate-frame-cycle" for frame-cycle).
+bool explains(const std::string& kind, const std::string& check) {
+    return check == kind || check.ends_with("-" + kind);
+}
+
+// How a finding names its culprit, stable from release to release (no line numbers, no counts).
+std::string culpritNamed(const Finding& finding) {
+    if (!finding.frames.empty()) {
+        const FrameInfo& frame = finding.frames.front();
+        return fmt::format("{} ({})", frame.function, std::filesystem::path(frame.file).filename().string());
+    }
+    if (!finding.allocationSites.empty())
+        return std::filesystem::path(finding.allocationSites.front().file).filename().string();
+    if (!finding.cycleShapes.empty()) return "cycle of " + finding.cycleShapes.front().types;
+    return finding.summary;
+}
+
+// What a failing check blames: the finding that explains it, else (a check with no finding of its
+// own: the sentinels that a frame cycle kept) the first finding of its workload.
+std::string culpritOf(const WorkloadResult& result, const CheckResult& check) {
+    if (check.status != Status::kFail || result.findings.empty()) return "";
+    for (const Finding& finding : result.findings)
+        if (explains(finding.kind, check.name)) return culpritNamed(finding);
+    return culpritNamed(result.findings.front());
+}
+
 } // namespace
 
 BisectReport runBisect(const BisectOptions& requested) {
     BisectOptions options = requested;
     const std::string target = options.gate.target.empty() ? "cute" : options.gate.target;
     options.package = packageOf(options, target);
-    std::vector<std::string> versions = options.versions;
-    if (versions.empty()) {
-        if (options.from.empty() || options.to.empty()) {
-            throw UsageError("bisect needs --versions A,B,... or --from A --to B");
-        }
-        for (const auto& version : listReleases(options.package)) {
-            if (compareVersions(version, options.from) >= 0 &&
-                compareVersions(version, options.to) <= 0) {
-                versions.push_back(version);
-            }
-        }
-        if (versions.empty()) {
-            throw UsageError(fmt::format("no release of {} from {} to {}", options.package, options.from,
-                                         options.to));
-        }
-    }
+    const VersionSelection releases = releasesToGate(options);
 
     BisectReport report;
     report.package = options.package;
+    report.extras = options.extras;
     report.target = target;
     report.pythonVersion = python::embeddedPythonVersion();
-    for (const auto& version : versions) { // one after another: the machine's cores and memory
+    report.versionOrder = releases.implementation;
+    for (const auto& version : releases.selected) { // one after another: the machine's cores and memory
         BisectRow row;
         row.version = version;
         log::info("bisect: {}=={}", options.package, version);
         try {
             GateOptions gate = options.gate;
             gate.target = report.target;
-            gate.python = ensureReleaseEnvironment(options.package, version, options.installTimeout);
+            gate.python = ensureReleaseEnvironment({options.package, options.extras, version}, options.installTimeout);
             row.report = runGate(gate);
             for (const auto& result : row.report->results) {
                 if (result.role != "target") continue;
                 for (const auto& check : result.checks) {
-                    row.statuses[check.name] = check.status;
+                    row.cells[check.name] = {check.status, check.amount, culpritOf(result, check)};
                     if (std::find(report.checks.begin(), report.checks.end(), check.name) ==
                         report.checks.end()) {
                         report.checks.push_back(check.name);
@@ -85,22 +139,8 @@ BisectReport runBisect(const BisectOptions& requested) {
             };
             return rank(a) < rank(b);
         });
-    std::vector<const BisectRow*> ordered;
-    for (const auto& row : report.rows)
-        ordered.push_back(&row);
-    std::stable_sort(ordered.begin(), ordered.end(), [](const BisectRow* a, const BisectRow* b) {
-        return compareVersions(a->version, b->version) < 0;
-    });
-    for (const auto& check : report.checks) {
-        for (const BisectRow* row : ordered) {
-            auto found = row->statuses.find(check);
-            if (found == row->statuses.end()) continue;
-            if (found->second == Status::kFail && !report.firstBad.count(check))
-                report.firstBad[check] = row->version;
-            if (found->second == Status::kPass && !report.firstGood.count(check))
-                report.firstGood[check] = row->version;
-        }
-    }
+    computeTransitions(report);
+    log::info("{}", cacheSummaryLine(readCache()));
     return report;
 }
 

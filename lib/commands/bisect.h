@@ -1,5 +1,5 @@
 // `leakgate bisect`: the gate on every release of a DSL package, each in its own environment, as
-// a table of version by check with the first bad and first good version per check.
+// a matrix of release by check (PEP 440 order) and every transition between consecutive releases.
 #pragma once
 
 #include "leakgate/api.h"
@@ -16,8 +16,10 @@ namespace leakgate {
 
 struct BisectOptions {
     std::string package; // empty: the built-in target's PyPI package (lib/commands/builtin_targets.cpp)
-    std::vector<std::string> versions; // explicit list, in the order given
+    std::vector<std::string> extras;   // --extra: installed as package[extra,...]
+    std::vector<std::string> versions; // an explicit list, or the parts of one specifier set
     std::string from, to;              // or every release from `from` to `to` (inclusive)
+    bool pre = false;                  // pre- and dev-releases count as releases
     GateOptions gate; // target (default cute), checks and budgets; python is set per version
     std::chrono::seconds installTimeout{1800};
 };

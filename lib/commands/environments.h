@@ -1,4 +1,4 @@
-// Release environments: one venv per (package, version, Python major.minor), made with pip in
+// Release environments: one venv per (package, extras, version, Python major.minor), made with pip in
 // leakgate's cache so that a machine downloads each release once. The venvs use the Python this
 // build embeds, so `--python <venv>/bin/python` always matches it.
 #pragma once
@@ -10,18 +10,29 @@
 
 namespace leakgate {
 
+// The file in a venv that says it was made whole; its time is the venv's last use.
+inline constexpr const char* kReadyMarker = ".leakgate-ready";
+
 // $LEAKGATE_CACHE_DIR, else $XDG_CACHE_HOME/leakgate, else ~/.cache/leakgate.
 std::filesystem::path cacheDir();
 
-// The interpreter of a venv holding `package==version`, made if missing. Throws
-// EnvironmentError (with the tail of pip's output) when it cannot be made.
-std::string ensureReleaseEnvironment(const std::string& package, const std::string& version,
-                                     std::chrono::seconds timeout);
+// One release to install: package[extra,...]==version.
+struct Release {
+    std::string package;
+    std::vector<std::string> extras;
+    std::string version;
+};
 
-// Every release of `package` on the index, oldest first (pip index versions).
-std::vector<std::string> listReleases(const std::string& package);
+// "nvidia-cutlass-dsl[cu13]==4.6.1"
+std::string requirementOf(const Release& release);
 
-// Numeric comparison of dotted versions ("4.10.0" > "4.9.2"); non-numeric parts compare as text.
-int compareVersions(const std::string& a, const std::string& b);
+// The interpreter of a venv holding the release, made if missing (its venv's name carries the
+// extras: nvidia-cutlass-dsl-4.6.1+cu13-py3.11). Throws EnvironmentError (with the tail of pip's
+// output) when it cannot be made.
+std::string ensureReleaseEnvironment(const Release& release, std::chrono::seconds timeout);
+
+// Every release of `package` on the index, as pip lists them (pip index versions; with `pre`,
+// pre- and dev-releases too). lib/commands/versions.h orders them.
+std::vector<std::string> listReleases(const std::string& package, bool pre);
 
 } // namespace leakgate

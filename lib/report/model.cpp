@@ -104,6 +104,55 @@ ExitCode BisectReport::exitCode() const {
     return ExitCode::kClean;
 }
 
+namespace {
+
+bool judged(const BisectCell& cell) {
+    return cell.status == Status::kPass || cell.status == Status::kFail;
+}
+
+} // namespace
+
+void computeTransitions(BisectReport& report) {
+    report.transitions.clear();
+    report.firstBad.clear();
+    report.firstGood.clear();
+    // (from, to) row indices -> its transition, kept in the order of `to`, then `from`.
+    std::map<std::pair<size_t, size_t>, BisectTransition> byPair;
+    for (const auto& check : report.checks) {
+        std::optional<size_t> previous;
+        for (size_t i = 0; i < report.rows.size(); ++i) {
+            const BisectRow& row = report.rows[i];
+            if (row.error) continue;
+            auto found = row.cells.find(check);
+            if (found == row.cells.end() || !judged(found->second)) continue;
+            const BisectCell& cell = found->second;
+            if (cell.status == Status::kFail && !report.firstBad.count(check)) report.firstBad[check] = row.version;
+            if (cell.status == Status::kPass && !report.firstGood.count(check)) report.firstGood[check] = row.version;
+            if (previous) {
+                const BisectCell& before = report.rows[*previous].cells.at(check);
+                if (before.status != cell.status || before.culprit != cell.culprit) {
+                    BisectTransition& transition = byPair[{i, *previous}];
+                    if (transition.changes.empty()) {
+                        transition.from = report.rows[*previous].version;
+                        transition.to = row.version;
+                        for (size_t j = *previous + 1; j < i; ++j)
+                            transition.across.push_back(report.rows[j].version);
+                    }
+                    transition.changes.push_back({check, before, cell});
+                }
+            }
+            previous = i;
+        }
+    }
+    for (auto& [pair, transition] : byPair)
+        report.transitions.push_back(std::move(transition));
+}
+
+const char* changeKind(const CheckChange& change) {
+    if (change.before.status == change.after.status) return "culprit";
+    return change.after.status == Status::kFail ? "regressed" : "fixed";
+}
+
 void to_json(json& out, const FrameInfo& frame) {
     out = json{{"function", frame.function}, {"file", frame.file}, {"line", frame.line}};
 }

@@ -60,15 +60,23 @@ inline std::optional<BisectReport> decodeBisectReport(const nlohmann::json& in) 
             version.at("version").get_to(row.version);
             if (!version.at("error").is_null()) row.error = version.at("error").get<std::string>();
             for (const auto& [check, status] : version.at("checks").items())
-                row.statuses[check] = statusFromString(status.get<std::string>());
+                row.cells[check].status = statusFromString(status.get<std::string>());
+            if (version.contains("cells")) {
+                for (const auto& [check, cell] : version.at("cells").items()) {
+                    if (cell.contains("amount") && !cell.at("amount").is_null())
+                        row.cells[check].amount = cell.at("amount").get<std::int64_t>();
+                    if (cell.contains("culprit") && !cell.at("culprit").is_null())
+                        row.cells[check].culprit = cell.at("culprit").get<std::string>();
+                }
+            }
             if (!version.at("report").is_null()) {
                 row.report = decodeReport(version.at("report"));
                 if (!row.report) return std::nullopt;
             }
             bisect.rows.push_back(std::move(row));
         }
-        in.at("first_bad").get_to(bisect.firstBad);
-        in.at("first_good").get_to(bisect.firstGood);
+        if (in.contains("extras")) in.at("extras").get_to(bisect.extras);
+        computeTransitions(bisect);
         return bisect;
     } catch (const nlohmann::json::exception&) {
         return std::nullopt;

@@ -68,10 +68,15 @@ class Spelling(unittest.TestCase):
         run = leakgate("gat")
         self.assertEqual(run.returncode, 2)
         self.assertIn("unknown subcommand `gat` (did you mean `gate`?); the subcommands are scan, gate, "
-                      "lint, bisect", run.stderr)
+                      "lint, bisect, cache", run.stderr)
         run = leakgate("frobnicate")
         self.assertEqual(run.returncode, 2)
         self.assertNotIn("did you mean", run.stderr)
+
+    def test_a_nested_subcommand_takes_its_own_options(self):
+        run = leakgate("cache", "prune", "--keep-wheel")
+        self.assertEqual(run.returncode, 2)
+        self.assertIn("unknown option `--keep-wheel` for `prune` (did you mean `--keep-wheels`?)", run.stderr)
 
     def test_a_mistyped_option_names_the_closest_one_of_its_subcommand(self):
         run = leakgate("gate", "--soak-second", "3")

@@ -56,10 +56,14 @@ class Completion(unittest.TestCase):
             with self.subTest(subcommand=subcommand):
                 expected = help_options(subcommand) | global_options
                 self.assertEqual(complete(subcommand, "-"), expected)
+        for nested in ("list", "prune"):
+            with self.subTest(subcommand=f"cache {nested}"):
+                self.assertEqual(complete("cache", nested, "-"), help_options("cache", nested))
 
     def test_subcommands_and_values(self):
         self.assertEqual(complete("ga"), {"gate"})
-        self.assertTrue({"scan", "gate", "lint", "bisect"} <= complete(""))
+        self.assertTrue({"scan", "gate", "lint", "bisect", "cache"} <= complete(""))
+        self.assertEqual(complete("cache", ""), {"list", "prune", "-h", "--help"})
         self.assertEqual(complete("gate", "--color", ""), {"auto", "always", "never"})
         self.assertEqual(complete("gate", "--checks", "decorate-s"), {"decorate-sentinels"})
         self.assertEqual(complete("gate", "--checks", "import,soak"), {"import,soak", "import,soak-growth"})

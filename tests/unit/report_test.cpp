@@ -6,6 +6,9 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
+#include <tuple>
+
 namespace leakgate {
 namespace {
 
@@ -68,6 +71,51 @@ TEST(Report, TheJsonCarriesSchemaFlattenedChecksAndFindings) {
 TEST(Report, HumanBytesUsesBinaryUnits) {
     EXPECT_EQ(humanBytes(512), "512 B");
     EXPECT_EQ(humanBytes(1 << 30), "1.0 GiB (1073741824 bytes)");
+}
+
+// A bisect history: each release's statuses of one check "c" ('p' pass, 'f' fail, 'e' error,
+// 's' skip, '-' no result, 'E' an errored release), with the culprit of each failure.
+BisectReport history(const std::vector<std::tuple<std::string, char, std::string>>& releases) {
+    BisectReport report;
+    report.checks = {"c"};
+    for (const auto& [version, status, culprit] : releases) {
+        BisectRow row;
+        row.version = version;
+        if (status == 'E') row.error = "cannot download";
+        const std::map<char, Status> statuses{{'p', Status::kPass}, {'f', Status::kFail}, {'e', Status::kError},
+                                              {'s', Status::kSkip}};
+        if (statuses.count(status)) row.cells["c"] = {statuses.at(status), std::nullopt, culprit};
+        report.rows.push_back(std::move(row));
+    }
+    computeTransitions(report);
+    return report;
+}
+
+TEST(Bisect, EveryTransitionOfABadGoodBadHistoryIsListed) {
+    BisectReport report = history({{"1.0", 'p', ""}, {"1.1", 'f', "a"}, {"1.2", 'p', ""}, {"1.3", 'f', "a"},
+                                   {"1.4", 'f', "b"}, {"1.5", 'p', ""}});
+    ASSERT_EQ(report.transitions.size(), 5u);
+    EXPECT_EQ(report.transitions[0].from, "1.0");
+    EXPECT_EQ(report.transitions[0].to, "1.1");
+    EXPECT_STREQ(changeKind(report.transitions[0].changes.at(0)), "regressed");
+    EXPECT_STREQ(changeKind(report.transitions[1].changes.at(0)), "fixed");
+    EXPECT_STREQ(changeKind(report.transitions[3].changes.at(0)), "culprit"); // 1.3 -> 1.4: a -> b
+    EXPECT_EQ(report.transitions[3].changes[0].before.culprit, "a");
+    EXPECT_EQ(report.transitions[3].changes[0].after.culprit, "b");
+    EXPECT_EQ(report.firstBad.at("c"), "1.1");
+    EXPECT_EQ(report.firstGood.at("c"), "1.0");
+}
+
+TEST(Bisect, AReleaseWithoutAVerdictMakesNoTransitionAndOneRunsAcrossIt) {
+    // pass, errored release, error, skip, no result, fail: one transition, 1.0 -> 1.5, across four.
+    BisectReport report = history({{"1.0", 'p', ""}, {"1.1", 'E', ""}, {"1.2", 'e', ""}, {"1.3", 's', ""},
+                                   {"1.4", '-', ""}, {"1.5", 'f', "a"}});
+    ASSERT_EQ(report.transitions.size(), 1u);
+    EXPECT_EQ(report.transitions[0].from, "1.0");
+    EXPECT_EQ(report.transitions[0].to, "1.5");
+    EXPECT_EQ(report.transitions[0].across, (std::vector<std::string>{"1.1", "1.2", "1.3", "1.4"}));
+    // And an error between two passes is no transition at all.
+    EXPECT_TRUE(history({{"1.0", 'p', ""}, {"1.1", 'e', ""}, {"1.2", 'p', ""}}).transitions.empty());
 }
 
 } // namespace

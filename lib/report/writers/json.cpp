@@ -36,28 +36,58 @@ std::string formatJson(const Report& report) {
     return toJson(report).dump(2, ' ', false, json::error_handler_t::replace) + "\n";
 }
 
+namespace {
+
+json cellJson(const BisectCell& cell) {
+    return {{"status", toString(cell.status)},
+            {"amount", cell.amount ? json(*cell.amount) : json(nullptr)},
+            {"culprit", cell.culprit.empty() ? json(nullptr) : json(cell.culprit)}};
+}
+
+} // namespace
+
 std::string formatBisectJson(const BisectReport& report) {
     json versions = json::array();
     for (const auto& row : report.rows) {
-        json statuses = json::object();
-        for (const auto& [check, status] : row.statuses)
-            statuses[check] = toString(status);
+        json statuses = json::object(), cells = json::object();
+        for (const auto& [check, cell] : row.cells) {
+            statuses[check] = toString(cell.status);
+            cells[check] = cellJson(cell);
+        }
         versions.push_back({{"version", row.version},
                             // A release whose gate errored anywhere was not measured whole.
                             {"status", row.error || (row.report && row.report->hasErrors()) ? "error" : "ok"},
                             {"error", row.error ? json(*row.error) : json(nullptr)},
                             {"checks", statuses},
+                            {"cells", cells},
                             {"report", row.report ? toJson(*row.report) : json(nullptr)}});
+    }
+    json transitions = json::array();
+    for (const auto& transition : report.transitions) {
+        json changes = json::array();
+        for (const auto& change : transition.changes) {
+            changes.push_back({{"check", change.check},
+                               {"kind", changeKind(change)},
+                               {"before", cellJson(change.before)},
+                               {"after", cellJson(change.after)}});
+        }
+        transitions.push_back({{"from", transition.from},
+                               {"to", transition.to},
+                               {"across", transition.across},
+                               {"changes", changes}});
     }
     return json{{"schema", kSchema},
                 {"tool", {{"name", "leakgate"}, {"version", LEAKGATE_VERSION}}},
                 {"command", "bisect"},
                 {"package", report.package},
+                {"extras", report.extras},
                 {"target", report.target},
                 {"python", {{"version", report.pythonVersion}}},
+                {"version_order", report.versionOrder},
                 {"exit_code", static_cast<int>(report.exitCode())},
                 {"checks", report.checks},
                 {"versions", versions},
+                {"transitions", transitions},
                 {"first_bad", report.firstBad},
                 {"first_good", report.firstGood}}
                .dump(2, ' ', false, json::error_handler_t::replace) +

@@ -223,28 +223,83 @@ std::string formatText(const Report& report, const TextOptions& options) {
 
 namespace leakgate {
 
+namespace {
+
+std::string culpritText(const BisectCell& cell) {
+    return cell.culprit.empty() ? std::string("-") : "`" + cell.culprit + "`";
+}
+
+std::string transitionsText(const BisectReport& report, const TextOptions& options) {
+    if (report.transitions.empty()) return "transitions: none (every check kept its verdict and culprit)\n";
+    std::string out = fmt::format("transitions ({}, in PEP 440 order{}):\n", report.transitions.size(),
+                                  report.versionOrder.empty() ? "" : ", " + report.versionOrder);
+    for (const auto& transition : report.transitions) {
+        out += fmt::format("  {} -> {}", transition.from, transition.to);
+        if (!transition.across.empty()) {
+            std::vector<std::string> across;
+            const std::string& check = transition.changes.front().check;
+            for (const auto& version : transition.across) {
+                auto row = std::find_if(report.rows.begin(), report.rows.end(),
+                                        [&](const BisectRow& r) { return r.version == version; });
+                std::string status = "no result";
+                if (row != report.rows.end() && row->error) {
+                    status = "error";
+                } else if (row != report.rows.end()) {
+                    auto cell = row->cells.find(check);
+                    if (cell != row->cells.end()) status = toString(cell->second.status);
+                }
+                across.push_back(fmt::format("{} ({})", version, status));
+            }
+            out += fmt::format(", across {}", fmt::join(across, ", "));
+        }
+        out += "\n";
+        for (const auto& change : transition.changes) {
+            const std::string kind = changeKind(change);
+            std::string label = fmt::format("{:<9}", kind);
+            if (kind == "regressed") label = paint(options, "31;1", label);
+            out += fmt::format("    {}  {}: {} -> {}", label, change.check, toString(change.before.status),
+                               toString(change.after.status));
+            if (kind == "regressed" && !change.after.culprit.empty())
+                out += fmt::format(", culprit {}", culpritText(change.after));
+            else if (kind == "fixed" && !change.before.culprit.empty())
+                out += fmt::format(" (was {})", culpritText(change.before));
+            else if (kind == "culprit")
+                out += fmt::format(", culprit {} -> {}", culpritText(change.before), culpritText(change.after));
+            out += "\n";
+        }
+    }
+    return out;
+}
+
+} // namespace
+
 std::string formatBisectText(const BisectReport& report, const TextOptions& options) {
-    std::string out = fmt::format("leakgate bisect: {}, target {} (Python {})\n\n", report.package,
+    const std::string package =
+        report.extras.empty() ? report.package : fmt::format("{}[{}]", report.package, fmt::join(report.extras, ","));
+    std::string out = fmt::format("leakgate bisect: {}, target {} (Python {})\n\n", package,
                                   report.target, report.pythonVersion);
     size_t width = 5;
     for (const auto& check : report.checks)
         width = std::max(width, check.size());
+    size_t cellWidth = 8;
+    for (const auto& row : report.rows)
+        cellWidth = std::max(cellWidth, row.version.size());
     out += fmt::format("{:<{}}", "check", width + 2);
     for (const auto& row : report.rows)
-        out += fmt::format("  {:<8}", row.version);
+        out += fmt::format("  {:<{}}", row.version, cellWidth);
     out += "  first bad  first good\n";
     for (const auto& check : report.checks) {
         out += fmt::format("{:<{}}", check, width + 2);
         for (const auto& row : report.rows) {
             std::string cell = "error";
             if (!row.error) {
-                auto found = row.statuses.find(check);
-                cell = found == row.statuses.end() ? "-" : toString(found->second);
+                auto found = row.cells.find(check);
+                cell = found == row.cells.end() ? "-" : toString(found->second.status);
             }
             if (cell == "fail")
-                cell = paint(options, "31;1", "FAIL    ");
+                cell = paint(options, "31;1", fmt::format("{:<{}}", "FAIL", cellWidth));
             else
-                cell = fmt::format("{:<8}", cell);
+                cell = fmt::format("{:<{}}", cell, cellWidth);
             out += "  " + cell;
         }
         auto bad = report.firstBad.find(check);
@@ -252,21 +307,26 @@ std::string formatBisectText(const BisectReport& report, const TextOptions& opti
         out += fmt::format("  {:<9}  {}\n", bad == report.firstBad.end() ? "-" : bad->second,
                            good == report.firstGood.end() ? "-" : good->second);
     }
-    out += "\n";
+    out += "\n" + transitionsText(report, options) + "\n";
+    // One line each (the reasons in full, tracebacks included, are in the JSON report); a
+    // workload's error is said once, not again for each of its checks.
+    auto firstLine = [](const std::string& text) { return text.substr(0, text.find('\n')); };
     for (const auto& row : report.rows) {
         if (row.error) {
-            out += fmt::format("{}: error: {}\n", row.version, row.error->substr(0, 600));
+            out += fmt::format("{}: error: {}\n", row.version, firstLine(*row.error));
             continue;
         }
         for (const auto& result : row.report->results) {
             if (result.role != "target") continue;
             if (result.error)
                 out += fmt::format("{} {}: error: {}\n", row.version, result.workload,
-                                   result.error->message);
+                                   firstLine(result.error->message));
             for (const auto& check : result.checks) {
+                if (check.status == Status::kError && result.error && check.reason == result.error->message)
+                    continue;
                 if (check.status == Status::kFail || check.status == Status::kError) {
                     out += fmt::format("{} {} {}: {}\n", row.version, toString(check.status), check.name,
-                                       check.reason);
+                                       firstLine(check.reason));
                 }
             }
         }

@@ -1,0 +1,174 @@
+#!/usr/bin/env python3
+"""`leakgate bisect` over a release history with every kind of transition, offline: the wheels of
+fixtures/history/make_history.py through pip (PIP_NO_INDEX, PIP_FIND_LINKS), each release in
+its own venv of a temporary cache, then `leakgate cache list` and `cache prune` on that cache.
+
+    test_bisect_history.py --leakgate BUILD/leakgate
+"""
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.normpath(os.path.join(HERE, "..", ".."))
+sys.path.insert(0, os.path.join(ROOT, "fixtures", "history"))
+import make_history  # noqa: E402
+
+TARGET = os.path.join(ROOT, "fixtures", "history", "history_target.py")
+LEAKGATE = None
+WORK = None  # the temporary directory: wheels/ and cache/
+
+
+def leakgate(*args):
+    env = dict(os.environ, LEAKGATE_CACHE_DIR=os.path.join(WORK, "cache"), PIP_NO_INDEX="1",
+               PIP_FIND_LINKS=os.path.join(WORK, "wheels"), NO_COLOR="1")
+    return subprocess.run([LEAKGATE, *args], capture_output=True, text=True, timeout=900, env=env)
+
+
+def bisect(*args):
+    out = os.path.join(WORK, "bisect.json")
+    if os.path.exists(out):
+        os.remove(out)
+    run = leakgate("bisect", "--package", make_history.DIST, "--target", TARGET, "--checks", "decorate",
+                   "--json", out, *args)
+    report = None
+    if os.path.exists(out):
+        with open(out) as report_file:
+            report = json.load(report_file)
+    return run, report
+
+
+def changes(report):
+    """Each transition as (from, to, across, {check: kind}) for the frame-cycle check."""
+    return [(t["from"], t["to"], t["across"],
+             {c["check"]: c["kind"] for c in t["changes"] if c["check"] == "decorate-frame-cycle"})
+            for t in report["transitions"]]
+
+
+class History(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.gated, cls.report = bisect("--from", "1.0", "--to", "2.0")
+
+    def test_the_releases_are_gated_in_pep440_order_without_pre_releases(self):
+        self.assertEqual(self.gated.returncode, 1, self.gated.stderr)
+        self.assertEqual([v["version"] for v in self.report["versions"]], ["1.0", "1.1", "1.2", "1.3", "1.4", "1.5"])
+        self.assertTrue(self.report["version_order"].startswith("packaging "))
+
+    def test_every_transition_with_its_culprits_and_across_the_releases_without_a_verdict(self):
+        self.assertEqual(changes(self.report), [
+            ("1.0", "1.1", [], {"decorate-frame-cycle": "regressed"}),
+            ("1.1", "1.3", ["1.2"], {"decorate-frame-cycle": "culprit"}),
+            ("1.3", "1.5", ["1.4"], {"decorate-frame-cycle": "fixed"}),
+        ])
+        culprit = next(c for c in self.report["transitions"][1]["changes"] if c["check"] == "decorate-frame-cycle")
+        self.assertEqual(culprit["before"]["culprit"], "ModelDSL.kernel (__init__.py)")
+        self.assertEqual(culprit["after"]["culprit"], "_caller_location (__init__.py)")
+        # The sentinels have no finding of their own: the frame cycle that kept them is their culprit.
+        sentinels = next(c for c in self.report["transitions"][0]["changes"] if c["check"] == "decorate-sentinels")
+        self.assertEqual(sentinels["after"]["culprit"], "ModelDSL.kernel (__init__.py)")
+        self.assertEqual(self.report["first_bad"]["decorate-frame-cycle"], "1.1")
+
+    def test_the_text_names_each_transition_and_why_a_release_has_no_verdict(self):
+        text = self.gated.stdout
+        self.assertIn("transitions (3, in PEP 440 order", text)
+        self.assertIn("1.1 -> 1.3, across 1.2 (error)", text)
+        self.assertIn("1.3 -> 1.5, across 1.4 (error)", text)
+        self.assertIn("culprit `ModelDSL.kernel (__init__.py)` -> `_caller_location (__init__.py)`", text)
+        self.assertIn("1.2: error: cannot download leakgate-history-dsl==1.2 for Python", text)
+        self.assertIn("No matching distribution found for leakgate-history-missing", text)
+
+    def test_the_matrix_carries_status_amount_and_culprit(self):
+        row = {v["version"]: v for v in self.report["versions"]}
+        self.assertEqual(row["1.2"]["status"], "error")
+        self.assertEqual(row["1.4"]["cells"]["decorate-frame-cycle"]["status"], "error")
+        cell = row["1.1"]["cells"]["decorate-frame-cycle"]
+        self.assertEqual(cell["status"], "fail")
+        self.assertGreater(cell["amount"], 1 << 20)
+        self.assertIsNone(row["1.0"]["cells"]["decorate-frame-cycle"]["culprit"])
+
+    def test_a_release_that_cannot_be_installed_leaves_no_venv(self):
+        venvs = os.listdir(os.path.join(WORK, "cache", "venvs"))
+        self.assertNotIn(f"{make_history.DIST}-1.2-py%d.%d" % sys.version_info[:2], venvs)
+        self.assertIn(f"{make_history.DIST}-1.1-py%d.%d" % sys.version_info[:2], venvs)
+
+
+class Selection(unittest.TestCase):
+    def test_pre_takes_dev_and_release_candidates_in_pep440_order(self):
+        run, report = bisect("--versions", ">=1.0", "--pre")
+        self.assertEqual([v["version"] for v in report["versions"]],
+                         ["1.0", "1.1.dev0", "1.1", "1.2", "1.3", "1.4", "1.5", "2.0rc1"], run.stderr)
+        self.assertEqual([(t["from"], t["to"]) for t in report["transitions"]],
+                         [("1.0", "1.1.dev0"), ("1.1", "1.3"), ("1.3", "1.5"), ("1.5", "2.0rc1")])
+
+    def test_a_specifier_set_selects(self):
+        run, report = bisect("--versions", ">1.0,<1.3,!=1.2")
+        self.assertEqual([v["version"] for v in report["versions"]], ["1.1"], run.stderr)
+
+    def test_an_explicit_list_is_gated_oldest_first(self):
+        run, report = bisect("--versions", "1.5,1.0,1.1.dev0")
+        self.assertEqual([v["version"] for v in report["versions"]], ["1.0", "1.1.dev0", "1.5"], run.stderr)
+
+    def test_an_extra_installs_the_code_path_that_leaks(self):
+        plain = {v["version"]: v for v in bisect("--versions", "1.5")[1]["versions"]}
+        run, report = bisect("--versions", "1.5", "--extra", "fast")
+        self.assertEqual(report["extras"], ["fast"])
+        self.assertEqual(plain["1.5"]["cells"]["decorate-frame-cycle"]["status"], "pass")
+        self.assertEqual(report["versions"][0]["cells"]["decorate-frame-cycle"]["status"], "fail", run.stdout)
+        self.assertIn(f"{make_history.DIST}[fast]", run.stdout)
+        self.assertTrue(os.path.isdir(os.path.join(WORK, "cache", "venvs",
+                                                   f"{make_history.DIST}-1.5+fast-py%d.%d" % sys.version_info[:2])))
+
+    def test_bad_selections_are_usage_errors_that_install_nothing(self):
+        for args, message in [(["--versions", "1.0,>=1.1"], "either a list of versions or one specifier set"),
+                              (["--versions", "1.0,banana"], "`banana` is not a PEP 440 version"),
+                              (["--versions", ">=1.0,<<2"], "is not a PEP 440 version specifier"),
+                              (["--versions", ">=3"], "no release of leakgate-history-dsl matches >=3")]:
+            with self.subTest(args=args):
+                run, report = bisect(*args)
+                self.assertEqual(run.returncode, 2, run.stderr)
+                self.assertIn(message, run.stderr)
+                self.assertIsNone(report)
+
+
+class Cache(unittest.TestCase):
+    def test_list_then_prune(self):
+        bisect("--versions", "1.0")  # at least one venv, whatever ran before
+        listed = leakgate("cache", "list")
+        self.assertEqual(listed.returncode, 0, listed.stderr)
+        self.assertIn(f"{make_history.DIST}-1.0-py", listed.stdout)
+        self.assertIn("total: ", listed.stdout)
+        kept = leakgate("cache", "prune", "--keep-wheels", "--older-than", "1")
+        self.assertEqual(kept.returncode, 0, kept.stderr)
+        self.assertIn("freed 0 B", kept.stdout)  # every venv was used within the day
+        pruned = leakgate("cache", "prune")
+        self.assertEqual(pruned.returncode, 0, pruned.stderr)
+        self.assertIn(f"removed venvs/{make_history.DIST}-1.0-py", pruned.stdout)
+        self.assertEqual(os.listdir(os.path.join(WORK, "cache", "venvs")), [])
+        self.assertEqual(leakgate("cache", "prune", "--older-than", "-1").returncode, 2)
+        self.assertEqual(leakgate("cache").returncode, 2)  # a subcommand is needed
+
+
+def main():
+    global LEAKGATE, WORK
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--leakgate", required=True)
+    args, rest = parser.parse_known_args()
+    LEAKGATE = os.path.abspath(args.leakgate)
+    if not os.path.exists(LEAKGATE):
+        print("skip: no leakgate binary")
+        return 77
+    with tempfile.TemporaryDirectory() as work:
+        WORK = work
+        make_history.build(os.path.join(work, "wheels"))
+        result = unittest.main(argv=[sys.argv[0], "-v", *rest], exit=False).result
+    return 0 if result.wasSuccessful() else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

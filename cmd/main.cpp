@@ -1,6 +1,7 @@
 // leakgate's command line: parse, call one library entry point, format, return an exit code.
 #include "lib/commands/bisect.h"
 #include "lib/commands/cache.h"
+#include "lib/commands/merge.h"
 #include "leakgate/errors.h"
 #include "lib/base/interrupt.h"
 #include "lib/commands/gate.h"
@@ -285,6 +286,13 @@ int run(int argc, char** argv) {
     bisectCommand->add_option("--from", bisect.from, "With --to: every release from this version ...");
     bisectCommand->add_option("--to", bisect.to, "... to this one, inclusive");
     bisectCommand->add_flag("--pre", bisect.pre, "Pre- and dev-releases count as releases (PEP 440 order)");
+    bisectCommand->add_option("-j,--jobs", bisect.jobs, "Releases installed and gated at the same time (default 1)")
+        ->check(CLI::Range(1, 64));
+    std::string shard;
+    bisectCommand->add_option("--shard", shard,
+                              "I/N: only the I-th of every N releases (1-based), for N CI jobs; "
+                              "`leakgate merge` joins their JSON")
+        ->type_name("I/N");
     bisectCommand->add_option("--extra", bisect.extras,
                               "An optional extra installed with every release (package[cu13]); repeatable")
         ->type_name("EXTRA")
@@ -310,6 +318,14 @@ int run(int argc, char** argv) {
                               "Distinct values for values-bounded");
     bisectCommand->add_flag("-q,--quiet", output.quiet, "No text report, no target output");
     addColorOptions(bisectCommand, output);
+
+    std::vector<std::string> mergeFiles;
+    CLI::App* mergeCommand = app.add_subcommand(
+        "merge", "Join the JSON reports of bisect shards (--shard I/N) into one bisect report");
+    mergeCommand->add_option("reports", mergeFiles, "bisect --json reports")->required()->type_name("FILE");
+    mergeCommand->add_option("--json", output.json, "Write the joined JSON report to FILE ('-' for stdout)");
+    mergeCommand->add_flag("-q,--quiet", output.quiet, "No text report");
+    addColorOptions(mergeCommand, output);
 
     CLI::App* cacheCommand =
         app.add_subcommand("cache", "What bisect keeps: the release venvs and the wheelhouse");
@@ -347,6 +363,7 @@ int run(int argc, char** argv) {
         for (const std::string* path : {&gate.target, &gate.baseline, &gate.budgets})
             if (!path->empty()) inputs.push_back(*path);
     }
+    if (mergeCommand->parsed()) inputs = mergeFiles;
     report::checkOutputs(output, inputs);
     if (scanCommand->parsed()) {
         if (scan.module.empty()) {
@@ -364,6 +381,9 @@ int run(int argc, char** argv) {
         lint.forwardOutput = !output.quiet;
         return report::emit(withArguments(runLint(lint), argc, argv), output);
     }
+    if (mergeCommand->parsed()) {
+        return report::emit(mergeBisectReports(mergeFiles), output);
+    }
     if (cacheList->parsed()) {
         std::fputs(formatCacheList(readCache()).c_str(), stdout);
         return 0;
@@ -374,6 +394,17 @@ int run(int argc, char** argv) {
         return 0;
     }
     if (bisectCommand->parsed()) {
+        if (!shard.empty()) {
+            int index = 0, count = 0;
+            char slash = 0, extra = 0;
+            std::stringstream parts(shard);
+            if (!(parts >> index >> slash >> count) || slash != '/' || parts >> extra || count < 1 || index < 1 ||
+                index > count) {
+                throw UsageError(fmt::format("--shard {}: give I/N with 1 <= I <= N (--shard 2/4)", shard));
+            }
+            bisect.shard = index;
+            bisect.shards = count;
+        }
         std::stringstream list(versions);
         for (std::string version; std::getline(list, version, ',');) {
             if (!version.empty()) bisect.versions.push_back(version);

@@ -164,6 +164,7 @@ struct BisectReport {
     std::string target;
     std::string pythonVersion;
     std::string versionOrder; // what ordered the releases: "packaging 21.3"
+    std::string shard;        // "2/4" for one shard of a history (--shard), else empty
     std::vector<std::string> checks;
     std::vector<BisectRow> rows; // oldest first (PEP 440)
     std::vector<BisectTransition> transitions;
@@ -179,6 +180,12 @@ struct BisectReport {
 LEAKGATE_API void computeTransitions(BisectReport& report);
 // "regressed" (pass to fail), "fixed" (fail to pass) or "culprit" (fails in both, blaming another).
 LEAKGATE_API const char* changeKind(const CheckChange& change);
+
+// The Report that a `leakgate scan|gate|lint --json` document describes, and the BisectReport of
+// a `leakgate bisect --json` one (transitions recomputed from its cells); nothing when it does not
+// decode. Throw nothing.
+LEAKGATE_API std::optional<Report> reportFromJson(const nlohmann::json& in);
+LEAKGATE_API std::optional<BisectReport> bisectReportFromJson(const nlohmann::json& in);
 
 // JSON encodings (ADL hooks for nlohmann::json).
 LEAKGATE_API void to_json(nlohmann::json& out, const FrameInfo& frame);

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <mutex>
 #include <optional>
 #include <csignal>
 #include <cstring>
@@ -89,9 +90,14 @@ std::vector<pid_t> ownChildren() {
     return children;
 }
 
+// Held from a fork until its group is registered, and while orphans are looked for: a child
+// forked by another thread (bisect -j) is never taken for an orphan before it is registered.
+std::mutex g_spawning;
+
 // Kills and reaps the orphans adopted from finished workers: children of ours that lead no
 // group we started. Killing one can orphan its own children, so it goes round until none is left.
 int killOrphans() {
+    std::lock_guard<std::mutex> spawning(g_spawning);
     int subreaper = 0;
     if (::prctl(PR_GET_CHILD_SUBREAPER, &subreaper) != 0 || !subreaper) return 0;
     int killed = 0;
@@ -142,6 +148,7 @@ ProcessOutcome runProcess(const ProcessSpec& spec) {
     pid_t pid;
     {
         // A signal between the fork and the registration would orphan the group.
+        std::lock_guard<std::mutex> spawning(g_spawning);
         interrupt::BlockedSignals blocked;
         pid = ::fork();
         if (pid < 0) throw EnvironmentError(fmt::format("cannot fork: {}", std::strerror(errno)));

@@ -12,7 +12,11 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <atomic>
+#include <exception>
 #include <filesystem>
+#include <mutex>
+#include <thread>
 
 namespace leakgate {
 
@@ -93,6 +97,15 @@ std::string culpritOf(const WorkloadResult& result, const CheckResult& check) {
 
 } // namespace
 
+void orderChecksAsTheGate(std::vector<std::string>& checks) {
+    std::stable_sort(checks.begin(), checks.end(), [](const std::string& a, const std::string& b) {
+        auto rank = [](const std::string& name) {
+            return std::find(gateChecks().begin(), gateChecks().end(), name) - gateChecks().begin();
+        };
+        return rank(a) < rank(b);
+    });
+}
+
 BisectReport runBisect(const BisectOptions& requested) {
     BisectOptions options = requested;
     const std::string target = options.gate.target.empty() ? "cute" : options.gate.target;
@@ -105,40 +118,57 @@ BisectReport runBisect(const BisectOptions& requested) {
     report.target = target;
     report.pythonVersion = python::embeddedPythonVersion();
     report.versionOrder = releases.implementation;
-    for (const auto& version : releases.selected) { // one after another: the machine's cores and memory
-        BisectRow row;
-        row.version = version;
-        log::info("bisect: {}=={}", options.package, version);
-        try {
-            GateOptions gate = options.gate;
-            gate.target = report.target;
-            gate.python = ensureReleaseEnvironment({options.package, options.extras, version}, options.installTimeout);
-            row.report = runGate(gate);
-            for (const auto& result : row.report->results) {
-                if (result.role != "target") continue;
-                for (const auto& check : result.checks) {
-                    row.cells[check.name] = {check.status, check.amount, culpritOf(result, check)};
-                    if (std::find(report.checks.begin(), report.checks.end(), check.name) ==
-                        report.checks.end()) {
-                        report.checks.push_back(check.name);
-                    }
+    std::vector<std::string> versions;
+    for (size_t i = 0; i < releases.selected.size(); ++i) // --shard I/N: every N-th, from the I-th
+        if (static_cast<int>(i % options.shards) == options.shard - 1) versions.push_back(releases.selected[i]);
+    report.rows.resize(versions.size());
+    if (versions.empty()) log::info("bisect: shard {}/{} holds none of the {} releases", options.shard,
+                                    options.shards, releases.selected.size());
+
+    // Each release in its own venv and its own gate workers: independent processes, so -j N runs
+    // N of them at once (the measurements are per process). A usage error stops every job.
+    std::atomic<size_t> next{0};
+    std::atomic<bool> stop{false};
+    std::exception_ptr usageError;
+    std::mutex usageErrorLock;
+    auto work = [&] {
+        for (size_t i; !stop && (i = next.fetch_add(1)) < versions.size();) {
+            BisectRow& row = report.rows[i];
+            row.version = versions[i];
+            log::info("bisect: {}=={}", options.package, row.version);
+            try {
+                GateOptions gate = options.gate;
+                gate.target = report.target;
+                gate.python = ensureReleaseEnvironment({options.package, options.extras, row.version},
+                                                       options.installTimeout);
+                row.report = runGate(gate);
+                for (const auto& result : row.report->results) {
+                    if (result.role != "target") continue;
+                    for (const auto& check : result.checks)
+                        row.cells[check.name] = {check.status, check.amount, culpritOf(result, check)};
                 }
+            } catch (const UsageError&) { // the command line is wrong for every version alike
+                std::lock_guard<std::mutex> lock(usageErrorLock);
+                if (!usageError) usageError = std::current_exception();
+                stop = true;
+            } catch (const std::exception& error) { // a release that could not be gated
+                row.error = error.what();
             }
-        } catch (const UsageError&) {
-            throw; // the command line is wrong for every version alike
-        } catch (const Error& error) {
-            row.error = error.what();
         }
-        report.rows.push_back(std::move(row));
-    }
-    // Order the table's checks as the gate does.
-    std::stable_sort(
-        report.checks.begin(), report.checks.end(), [](const std::string& a, const std::string& b) {
-            auto rank = [](const std::string& name) {
-                return std::find(gateChecks().begin(), gateChecks().end(), name) - gateChecks().begin();
-            };
-            return rank(a) < rank(b);
-        });
+    };
+    std::vector<std::thread> jobs;
+    for (int j = 1; j < std::min<int>(options.jobs, static_cast<int>(versions.size())); ++j)
+        jobs.emplace_back(work);
+    work();
+    for (auto& job : jobs)
+        job.join();
+    if (usageError) std::rethrow_exception(usageError);
+    for (const auto& row : report.rows)
+        for (const auto& [check, cell] : row.cells)
+            if (std::find(report.checks.begin(), report.checks.end(), check) == report.checks.end())
+                report.checks.push_back(check);
+    orderChecksAsTheGate(report.checks);
+    if (options.shards > 1) report.shard = fmt::format("{}/{}", options.shard, options.shards);
     computeTransitions(report);
     log::info("{}", cacheSummaryLine(readCache()));
     return report;

@@ -20,10 +20,15 @@ struct BisectOptions {
     std::vector<std::string> versions; // an explicit list, or the parts of one specifier set
     std::string from, to;              // or every release from `from` to `to` (inclusive)
     bool pre = false;                  // pre- and dev-releases count as releases
+    int jobs = 1;                      // releases installed and gated at the same time
+    int shard = 1, shards = 1;         // --shard I/N: the I-th of every N releases (1-based)
     GateOptions gate; // target (default cute), checks and budgets; python is set per version
     std::chrono::seconds installTimeout{1800};
 };
 
 LEAKGATE_API BisectReport runBisect(const BisectOptions& options);
+
+// The gate's order of its checks (a plug-in's after them, as found).
+void orderChecksAsTheGate(std::vector<std::string>& checks);
 
 } // namespace leakgate

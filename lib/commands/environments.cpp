@@ -9,10 +9,12 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdlib>
 #include <fstream>
 #include <regex>
 #include <sstream>
+#include <unistd.h>
 
 namespace leakgate {
 namespace {
@@ -122,9 +124,21 @@ std::string ensureReleaseEnvironment(const Release& release, std::chrono::second
                                      requirement};
     auto installed = run(pip(venvPython, offline), timeout);
     if (!succeeded(installed)) {
+        // Downloaded into a directory of its own, then each wheel moved in whole (rename): a
+        // bisect -j installs releases that share dependencies at the same time, and a pip reading
+        // the wheelhouse never sees a file half-written by another.
+        static std::atomic<int> downloads{0};
+        const fs::path staging =
+            cacheDir() / "downloads" / fmt::format("{}-{}", ::getpid(), downloads.fetch_add(1));
+        fs::create_directories(staging);
         auto downloaded =
-            run(pip(venvPython, {"download", "--only-binary=:all:", "-d", wheels.string(), requirement}),
+            run(pip(venvPython, {"download", "--only-binary=:all:", "-d", staging.string(), requirement}),
                 timeout);
+        std::error_code ignored;
+        for (const auto& entry : fs::directory_iterator(staging, ignored)) {
+            if (!fs::exists(wheels / entry.path().filename())) fs::rename(entry.path(), wheels / entry.path().filename(), ignored);
+        }
+        fs::remove_all(staging, ignored);
         if (!succeeded(downloaded)) {
             throw EnvironmentError(fmt::format("cannot download {} for Python {}: {}", requirement,
                                                pythonVersion, pipFailure(downloaded)));

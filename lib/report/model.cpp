@@ -153,6 +153,61 @@ const char* changeKind(const CheckChange& change) {
     return change.after.status == Status::kFail ? "regressed" : "fixed";
 }
 
+// The Report that a `leakgate scan|gate|lint --json` document describes; nothing when its
+// command, python or results do not decode. Throws nothing.
+std::optional<Report> reportFromJson(const json& in) {
+    try {
+        Report report;
+        in.at("command").get_to(report.command);
+        const json& python = in.at("python");
+        python.at("version").get_to(report.pythonVersion);
+        if (python.contains("executable")) python.at("executable").get_to(report.pythonExecutable);
+        in.at("results").get_to(report.results);
+        return report;
+    } catch (const json::exception&) {
+        return std::nullopt;
+    }
+}
+
+// The BisectReport that a `leakgate bisect --json` document describes (each version's `report` a
+// gate document); nothing when it does not decode. Throws nothing.
+std::optional<BisectReport> bisectReportFromJson(const json& in) {
+    try {
+        BisectReport bisect;
+        in.at("package").get_to(bisect.package);
+        in.at("target").get_to(bisect.target);
+        in.at("python").at("version").get_to(bisect.pythonVersion);
+        in.at("checks").get_to(bisect.checks);
+        for (const json& version : in.at("versions")) {
+            BisectRow row;
+            version.at("version").get_to(row.version);
+            if (!version.at("error").is_null()) row.error = version.at("error").get<std::string>();
+            for (const auto& [check, status] : version.at("checks").items())
+                row.cells[check].status = statusFromString(status.get<std::string>());
+            if (version.contains("cells")) {
+                for (const auto& [check, cell] : version.at("cells").items()) {
+                    if (cell.contains("amount") && !cell.at("amount").is_null())
+                        row.cells[check].amount = cell.at("amount").get<std::int64_t>();
+                    if (cell.contains("culprit") && !cell.at("culprit").is_null())
+                        row.cells[check].culprit = cell.at("culprit").get<std::string>();
+                }
+            }
+            if (!version.at("report").is_null()) {
+                row.report = reportFromJson(version.at("report"));
+                if (!row.report) return std::nullopt;
+            }
+            bisect.rows.push_back(std::move(row));
+        }
+        if (in.contains("extras")) in.at("extras").get_to(bisect.extras);
+        if (in.contains("version_order")) in.at("version_order").get_to(bisect.versionOrder);
+        if (in.contains("shard") && !in.at("shard").is_null()) in.at("shard").get_to(bisect.shard);
+        computeTransitions(bisect);
+        return bisect;
+    } catch (const json::exception&) {
+        return std::nullopt;
+    }
+}
+
 void to_json(json& out, const FrameInfo& frame) {
     out = json{{"function", frame.function}, {"file", frame.file}, {"line", frame.line}};
 }

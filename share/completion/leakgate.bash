@@ -12,7 +12,7 @@ _leakgate() {
     local subcommand="" i
     for ((i = 1; i < COMP_CWORD; i++)); do
         case ${COMP_WORDS[i]} in
-            scan|gate|lint|bisect) subcommand=${COMP_WORDS[i]}; break ;;
+            scan|gate|lint|bisect|merge) subcommand=${COMP_WORDS[i]}; break ;;
             cache) subcommand=cache
                    [[ $((i + 1)) -lt $COMP_CWORD ]] && subcommand="cache ${COMP_WORDS[i+1]}"; break ;;
         esac
@@ -21,8 +21,9 @@ _leakgate() {
     local outputs="--json --junit --sarif --html --python --timeout -q --quiet --color --no-color"
     local options
     case $subcommand in
-        "")     COMPREPLY=($(compgen -W "scan gate lint bisect cache $global" -- "$cur")); return ;;
+        "")     COMPREPLY=($(compgen -W "scan gate lint bisect merge cache $global" -- "$cur")); return ;;
         cache)  COMPREPLY=($(compgen -W "list prune -h --help" -- "$cur")); return ;;
+        merge)  options="$global --json -q --quiet --color --no-color" ;;
         "cache list")  options="-h --help" ;;
         "cache prune") options="-h --help --keep-wheels --older-than" ;;
         scan)   options="$global $outputs -m" ;;
@@ -30,7 +31,7 @@ _leakgate() {
                          --soak-steps --soak-seconds --baseline --budgets --launch-calls --launch-runs
                          --probe --lint --distinct-values" ;;
         lint)   options="$global $outputs --compile-commands --cxx-flag -I --include" ;;
-        bisect) options="$global --package --versions --from --to --pre --extra --target --checks --probe --json
+        bisect) options="$global --package --versions --from --to --pre --extra -j --jobs --shard --target --checks --probe --json
                          --timeout --soak-seconds --launch-calls --launch-runs --distinct-values
                          -q --quiet --color --no-color" ;;
     esac
@@ -44,7 +45,7 @@ _leakgate() {
         --json|--junit|--sarif|--html|--baseline|--budgets|--probe|--compile-commands|--python|-I|--include)
             COMPREPLY=($(compgen -f -- "$cur")); return ;;
         --timeout|--sentinel-mib|--device-sentinel-mib|--soak-steps|--soak-seconds|--launch-calls|\
-        --launch-runs|--distinct-values|--package|--versions|--from|--to|--extra|--older-than|--cxx-flag|-m)
+        --launch-runs|--distinct-values|--package|--versions|--from|--to|--extra|--older-than|-j|--jobs|--shard|--cxx-flag|-m)
             return ;; # a value of the user's
     esac
     if [[ $cur == -* ]]; then

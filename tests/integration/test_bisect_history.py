@@ -98,6 +98,55 @@ class History(unittest.TestCase):
         self.assertIn(f"{make_history.DIST}-1.1-py%d.%d" % sys.version_info[:2], venvs)
 
 
+def matrix(report):
+    """What a bisect measured and concluded, without the timings of its gate reports."""
+    return ([(v["version"], v["status"], v["cells"]) for v in report["versions"]], report["transitions"],
+            report["first_bad"], report["first_good"], report["checks"], report["exit_code"])
+
+
+class ShardsAndJobs(unittest.TestCase):
+    def test_two_shards_merged_and_a_parallel_run_give_the_unsharded_report(self):
+        whole = bisect("--from", "1.0", "--to", "2.0")[1]
+        parts = []
+        for index, jobs in (("1/2", "1"), ("2/2", "2")):
+            run, part = bisect("--from", "1.0", "--to", "2.0", "--shard", index, "-j", jobs)
+            self.assertEqual(part["shard"], index, run.stderr)
+            path = os.path.join(WORK, f"shard{index[0]}.json")
+            with open(path, "w") as out:
+                json.dump(part, out)
+            parts.append(path)
+        self.assertEqual([v["version"] for v in json.load(open(parts[0]))["versions"]], ["1.0", "1.2", "1.4"])
+        merged_path = os.path.join(WORK, "merged.json")
+        merge = leakgate("merge", parts[1], parts[0], "--json", merged_path)
+        self.assertEqual(merge.returncode, 1, merge.stderr)  # the history has failures
+        self.assertIn("1.1 -> 1.3, across 1.2 (error)", merge.stdout)
+        with open(merged_path) as merged:
+            self.assertEqual(matrix(json.load(merged)), matrix(whole))
+        parallel = bisect("--from", "1.0", "--to", "2.0", "-j", "3")[1]
+        self.assertEqual(matrix(parallel), matrix(whole))
+
+    def test_merge_refuses_what_is_not_one_history(self):
+        one = os.path.join(WORK, "one.json")
+        _, report = bisect("--versions", "1.0")
+        with open(one, "w") as out:
+            json.dump(report, out)
+        other = dict(report, package="something-else")
+        with open(os.path.join(WORK, "other.json"), "w") as out:
+            json.dump(other, out)
+        with open(os.path.join(WORK, "gate.json"), "w") as out:
+            json.dump(report["versions"][0]["report"], out)
+        for files, message in [([one, one], "gated 1.0 as well as"),
+                               ([one, os.path.join(WORK, "other.json")], "is of package something-else"),
+                               ([os.path.join(WORK, "gate.json")], "is not a `leakgate bisect --json` report"),
+                               ([os.path.join(WORK, "missing.json")], "cannot read")]:
+            with self.subTest(message=message):
+                run = leakgate("merge", *files)
+                self.assertEqual(run.returncode, 2, run.stdout)
+                self.assertIn(message, run.stderr)
+        for shard in ("0/2", "3/2", "1/0", "x", "1/2/3"):
+            self.assertEqual(bisect("--versions", "1.0", "--shard", shard)[0].returncode, 2, shard)
+
+
 class Selection(unittest.TestCase):
     def test_pre_takes_dev_and_release_candidates_in_pep440_order(self):
         run, report = bisect("--versions", ">=1.0", "--pre")

@@ -68,7 +68,7 @@ class Spelling(unittest.TestCase):
         run = leakgate("gat")
         self.assertEqual(run.returncode, 2)
         self.assertIn("unknown subcommand `gat` (did you mean `gate`?); the subcommands are scan, gate, "
-                      "lint, bisect, cache", run.stderr)
+                      "lint, bisect, merge, cache", run.stderr)
         run = leakgate("frobnicate")
         self.assertEqual(run.returncode, 2)
         self.assertNotIn("did you mean", run.stderr)

@@ -84,6 +84,7 @@ std::string formatBisectJson(const BisectReport& report) {
                 {"target", report.target},
                 {"python", {{"version", report.pythonVersion}}},
                 {"version_order", report.versionOrder},
+                {"shard", report.shard.empty() ? json(nullptr) : json(report.shard)},
                 {"exit_code", static_cast<int>(report.exitCode())},
                 {"checks", report.checks},
                 {"versions", versions},

@@ -286,6 +286,10 @@ int run(int argc, char** argv) {
     bisectCommand->add_option("--from", bisect.from, "With --to: every release from this version ...");
     bisectCommand->add_option("--to", bisect.to, "... to this one, inclusive");
     bisectCommand->add_flag("--pre", bisect.pre, "Pre- and dev-releases count as releases (PEP 440 order)");
+    bisectCommand->add_option("--python", bisect.pythonVersion,
+                              "X.Y: the Python of the venvs; only the one this build embeds (a build per "
+                              "Python: scripts/build.sh)")
+        ->type_name("X.Y");
     bisectCommand->add_option("-j,--jobs", bisect.jobs, "Releases installed and gated at the same time (default 1)")
         ->check(CLI::Range(1, 64));
     std::string shard;

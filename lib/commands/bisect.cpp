@@ -78,7 +78,12 @@ bool explains(const std::string& kind, const std::string& check) {
 std::string culpritNamed(const Finding& finding) {
     if (!finding.frames.empty()) {
         const FrameInfo& frame = finding.frames.front();
-        return fmt::format("{} ({})", frame.function, std::filesystem::path(frame.file).filename().string());
+        const std::string file = std::filesystem::path(frame.file).filename().string();
+        // A frame of leakgate's own workload (the units module, leakgate_kernels.py) is what is
+        // kept, not where the fix goes: the edge that keeps it is ("._decorator_frame keeps a frame").
+        if (file.starts_with("leakgate_") && !finding.path.empty())
+            return fmt::format("{} keeps a frame", finding.path.back().label);
+        return fmt::format("{} ({})", frame.function, file);
     }
     if (!finding.allocationSites.empty())
         return std::filesystem::path(finding.allocationSites.front().file).filename().string();
@@ -110,6 +115,13 @@ BisectReport runBisect(const BisectOptions& requested) {
     BisectOptions options = requested;
     const std::string target = options.gate.target.empty() ? "cute" : options.gate.target;
     options.package = packageOf(options, target);
+    if (!options.pythonVersion.empty() && options.pythonVersion != python::embeddedPythonVersion()) {
+        throw UsageError(fmt::format(
+            "bisect --python {0}: this build embeds Python {1}, and one build gates one Python; build one "
+            "for {0} (scripts/build.sh $(pyenv root)/versions/{0}.N/bin/python3 build-{0}) and run "
+            "build-{0}/leakgate bisect",
+            options.pythonVersion, python::embeddedPythonVersion()));
+    }
     const VersionSelection releases = releasesToGate(options);
 
     BisectReport report;

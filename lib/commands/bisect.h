@@ -20,6 +20,7 @@ struct BisectOptions {
     std::vector<std::string> versions; // an explicit list, or the parts of one specifier set
     std::string from, to;              // or every release from `from` to `to` (inclusive)
     bool pre = false;                  // pre- and dev-releases count as releases
+    std::string pythonVersion;         // --python X.Y: must be the embedded one (empty: it is)
     int jobs = 1;                      // releases installed and gated at the same time
     int shard = 1, shards = 1;         // --shard I/N: the I-th of every N releases (1-based)
     GateOptions gate; // target (default cute), checks and budgets; python is set per version

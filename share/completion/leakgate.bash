@@ -31,7 +31,7 @@ _leakgate() {
                          --soak-steps --soak-seconds --baseline --budgets --launch-calls --launch-runs
                          --probe --lint --distinct-values" ;;
         lint)   options="$global $outputs --compile-commands --cxx-flag -I --include" ;;
-        bisect) options="$global --package --versions --from --to --pre --extra -j --jobs --shard --target --checks --probe --json
+        bisect) options="$global --package --versions --from --to --pre --extra --python -j --jobs --shard --target --checks --probe --json
                          --timeout --soak-seconds --launch-calls --launch-runs --distinct-values
                          -q --quiet --color --no-color" ;;
     esac

@@ -177,7 +177,8 @@ class Selection(unittest.TestCase):
         for args, message in [(["--versions", "1.0,>=1.1"], "either a list of versions or one specifier set"),
                               (["--versions", "1.0,banana"], "`banana` is not a PEP 440 version"),
                               (["--versions", ">=1.0,<<2"], "is not a PEP 440 version specifier"),
-                              (["--versions", ">=3"], "no release of leakgate-history-dsl matches >=3")]:
+                              (["--versions", ">=3"], "no release of leakgate-history-dsl matches >=3"),
+                              (["--versions", "1.0", "--python", "2.7"], "this build embeds Python 3.")]:
             with self.subTest(args=args):
                 run, report = bisect(*args)
                 self.assertEqual(run.returncode, 2, run.stderr)

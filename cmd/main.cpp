@@ -311,6 +311,9 @@ int run(int argc, char** argv) {
         ->expected(1)
         ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
     bisectCommand->add_option("--json", output.json, "Write the JSON table to FILE ('-' for stdout)");
+    bisectCommand->add_option("--junit", output.junit,
+                              "Write a JUnit XML report to FILE: a suite per release and role, its "
+                              "transitions as properties");
     bisectCommand->add_option("--timeout", timeoutSeconds, "Seconds before a worker is killed")
         ->check(kPositive);
     bisectCommand->add_option("--soak-seconds", bisect.gate.soakSeconds,
@@ -328,6 +331,7 @@ int run(int argc, char** argv) {
         "merge", "Join the JSON reports of bisect shards (--shard I/N) into one bisect report");
     mergeCommand->add_option("reports", mergeFiles, "bisect --json reports")->required()->type_name("FILE");
     mergeCommand->add_option("--json", output.json, "Write the joined JSON report to FILE ('-' for stdout)");
+    mergeCommand->add_option("--junit", output.junit, "Write the joined JUnit XML report to FILE");
     mergeCommand->add_flag("-q,--quiet", output.quiet, "No text report");
     addColorOptions(mergeCommand, output);
 

@@ -23,7 +23,7 @@ _leakgate() {
     case $subcommand in
         "")     COMPREPLY=($(compgen -W "scan gate lint bisect merge cache $global" -- "$cur")); return ;;
         cache)  COMPREPLY=($(compgen -W "list prune -h --help" -- "$cur")); return ;;
-        merge)  options="$global --json -q --quiet --color --no-color" ;;
+        merge)  options="$global --json --junit -q --quiet --color --no-color" ;;
         "cache list")  options="-h --help" ;;
         "cache prune") options="-h --help --keep-wheels --older-than" ;;
         scan)   options="$global $outputs -m" ;;
@@ -31,7 +31,7 @@ _leakgate() {
                          --soak-steps --soak-seconds --baseline --budgets --launch-calls --launch-runs
                          --probe --lint --distinct-values" ;;
         lint)   options="$global $outputs --compile-commands --cxx-flag -I --include" ;;
-        bisect) options="$global --package --versions --from --to --pre --extra --python -j --jobs --shard --target --checks --probe --json
+        bisect) options="$global --package --versions --from --to --pre --extra --python -j --jobs --shard --target --checks --probe --json --junit
                          --timeout --soak-seconds --launch-calls --launch-runs --distinct-values
                          -q --quiet --color --no-color" ;;
     esac

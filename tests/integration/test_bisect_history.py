@@ -13,11 +13,14 @@ import subprocess
 import sys
 import tempfile
 import unittest
+import xml.etree.ElementTree as ElementTree
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.normpath(os.path.join(HERE, "..", ".."))
 sys.path.insert(0, os.path.join(ROOT, "fixtures", "history"))
+sys.path.insert(0, HERE)
 import make_history  # noqa: E402
+import test_junit_schema  # noqa: E402  its xmlschema venv and junit-10.xsd
 
 TARGET = os.path.join(ROOT, "fixtures", "history", "history_target.py")
 LEAKGATE = None
@@ -184,6 +187,32 @@ class Selection(unittest.TestCase):
                 self.assertEqual(run.returncode, 2, run.stderr)
                 self.assertIn(message, run.stderr)
                 self.assertIsNone(report)
+
+
+class Junit(unittest.TestCase):
+    def test_the_bisect_junit_is_valid_has_one_suite_per_release_and_role_and_carries_the_transitions(self):
+        validator, why = test_junit_schema.tool_python()
+        if validator is None:
+            self.skipTest(f"xmlschema could not be installed from PyPI: {why}")
+        out = os.path.join(WORK, "bisect.xml")
+        run = leakgate("bisect", "--package", make_history.DIST, "--target", TARGET, "--checks", "decorate",
+                       "--versions", "1.0,1.1,1.2", "-q", "--junit", out)
+        self.assertEqual(run.returncode, 1, run.stderr)
+        check = subprocess.run([validator, "-c", test_junit_schema.VALIDATE, test_junit_schema.SCHEMA, out],
+                               capture_output=True, text=True, timeout=120)
+        self.assertEqual(check.returncode, 0, check.stdout + check.stderr)
+        root = ElementTree.parse(out).getroot()
+        ids = [(case.get("classname"), case.get("name")) for case in root.iter("testcase")]
+        self.assertEqual(len(ids), len(set(ids)), ids)
+        suites = {suite.get("name"): suite for suite in root.iter("testsuite")}
+        self.assertIn("leakgate.bisect.1.0.history_target", suites)
+        self.assertIn("leakgate.bisect.1.1.reference", suites)
+        install = suites["leakgate.bisect.1.2"].find("testcase")
+        self.assertEqual(install.get("name"), "install")
+        self.assertIn("No matching distribution found", install.find("error").get("message"))
+        properties = {p.get("name"): p.get("value") for p in suites["leakgate.bisect.1.1.history_target"].iter("property")}
+        self.assertTrue(properties["transition.decorate-frame-cycle"].startswith("regressed from 1.0: pass -> fail"),
+                        properties)
 
 
 class Cache(unittest.TestCase):

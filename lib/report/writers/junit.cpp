@@ -53,10 +53,11 @@ bool allowedInXml(char32_t codePoint) {
     return codePoint != 0xFFFE && codePoint != 0xFFFF;
 }
 
-std::string suiteName(const Report& report, const WorkloadResult& result) {
+// `prefix` is "leakgate.<command>", or "leakgate.bisect.<version>" for one release of a bisect.
+std::string suiteName(const std::string& prefix, const WorkloadResult& result) {
     std::string subject = std::filesystem::path(result.subject).stem().string();
     if (subject.empty()) subject = result.subject.empty() ? "unnamed" : result.subject;
-    std::string name = fmt::format("leakgate.{}.{}", report.command, subject);
+    std::string name = fmt::format("{}.{}", prefix, subject);
     // The built-in reference is named `reference` already.
     if (result.role != "target" && subject != result.role) name += "." + result.role;
     return name;
@@ -272,47 +273,95 @@ std::string escapeMarkup(std::string_view text, MarkupContext context) {
     return out;
 }
 
-std::string formatJunit(const Report& report) {
-    // Suites in the order their (subject, role) first appears; a gate gives one per role.
+namespace {
+
+using Properties = std::vector<std::pair<std::string, std::string>>;
+
+std::string propertiesXml(const Properties& properties) {
+    std::string out = "    <properties>\n";
+    for (const auto& [name, value] : properties)
+        out += fmt::format("      <property name=\"{}\" value=\"{}\"/>\n", attr(name), attr(value));
+    return out + "    </properties>\n";
+}
+
+// The <testsuite>s of one report, one per (subject, role) in the order each first appears (a gate
+// gives one per role), their counts added to `total`; `extra` are properties of every suite.
+std::string reportSuites(const Report& report, const std::string& prefix, const Properties& extra, Counts& total) {
     std::vector<std::pair<std::string, std::string>> keys;
     for (const auto& result : report.results) {
         std::pair key{result.subject, result.role};
         if (std::find(keys.begin(), keys.end(), key) == keys.end()) keys.push_back(key);
     }
-    Counts total;
     std::string suites;
     for (const auto& [subject, role] : keys) {
         Counts counts;
         std::string cases;
         const WorkloadResult* first = nullptr;
         // The figures a baseline compares, as properties (junit-10.xsd has them per suite only).
-        std::vector<std::pair<std::string, std::string>> properties = {
-            {"subject", subject}, {"role", role}, {"python", report.pythonVersion},
-            {"leakgate", LEAKGATE_VERSION}};
+        Properties properties = {
+            {"subject", subject}, {"role", role}, {"python", report.pythonVersion}, {"leakgate", LEAKGATE_VERSION}};
+        properties.insert(properties.end(), extra.begin(), extra.end());
         for (const auto& result : report.results) {
             if (result.subject != subject || result.role != role) continue;
             if (!first) first = &result;
-            cases += writeResult(suiteName(report, *first), result, counts);
+            cases += writeResult(suiteName(prefix, *first), result, counts);
             for (const auto& check : result.checks) {
                 if (check.amount) properties.emplace_back("amount." + check.name, std::to_string(*check.amount));
             }
         }
-        suites += fmt::format("  <testsuite name=\"{}\" {}>\n", attr(suiteName(report, *first)),
+        suites += fmt::format("  <testsuite name=\"{}\" {}>\n", attr(suiteName(prefix, *first)),
                               countAttributes(counts));
-        suites += "    <properties>\n";
-        for (const auto& [name, value] : properties)
-            suites += fmt::format("      <property name=\"{}\" value=\"{}\"/>\n", attr(name), attr(value));
-        suites += "    </properties>\n";
-        suites += cases;
-        suites += "  </testsuite>\n";
+        suites += propertiesXml(properties) + cases + "  </testsuite>\n";
         total.add(counts);
     }
+    return suites;
+}
+
+std::string document(const std::string& name, const Counts& total, const std::string& suites) {
     std::string out = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
-    out += fmt::format("<testsuites name=\"{}\" {}>\n", attr("leakgate " + report.command),
-                       countAttributes(total, false));
-    out += suites;
-    out += "</testsuites>\n";
-    return out;
+    out += fmt::format("<testsuites name=\"{}\" {}>\n", attr(name), countAttributes(total, false));
+    return out + suites + "</testsuites>\n";
+}
+
+} // namespace
+
+std::string formatJunit(const Report& report) {
+    Counts total;
+    const std::string suites = reportSuites(report, "leakgate." + report.command, {}, total);
+    return document("leakgate " + report.command, total, suites);
+}
+
+std::string formatBisectJunit(const BisectReport& report) {
+    Counts total;
+    std::string suites;
+    for (const auto& row : report.rows) {
+        const std::string prefix = "leakgate.bisect." + row.version;
+        Properties extra = {{"package", report.package}, {"release", row.version}};
+        // A transition is a property of the release it leads to.
+        for (const auto& transition : report.transitions) {
+            if (transition.to != row.version) continue;
+            for (const auto& change : transition.changes) {
+                extra.emplace_back(fmt::format("transition.{}", change.check),
+                                   fmt::format("{} from {}: {} -> {}{}", changeKind(change), transition.from,
+                                               toString(change.before.status), toString(change.after.status),
+                                               change.after.culprit.empty() ? "" : ", culprit " + change.after.culprit));
+            }
+        }
+        if (row.report) {
+            suites += reportSuites(*row.report, prefix, extra, total);
+            continue;
+        }
+        // The release could not be installed: one erroring case in a suite of its own.
+        Counts counts;
+        counts.tests = counts.errors = 1;
+        suites += fmt::format("  <testsuite name=\"{}\" {}>\n", attr(prefix), countAttributes(counts));
+        suites += propertiesXml(extra);
+        suites += fmt::format("    <testcase classname=\"{}\" name=\"install\">\n", attr(prefix));
+        suites += element("error", row.error ? *row.error : "not gated", "leakgate.error", row.error.value_or(""));
+        suites += "    </testcase>\n  </testsuite>\n";
+        total.add(counts);
+    }
+    return document("leakgate bisect " + report.package, total, suites);
 }
 
 } // namespace leakgate

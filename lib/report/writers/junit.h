@@ -10,6 +10,9 @@
 namespace leakgate {
 
 std::string formatJunit(const Report& report);
+// A bisect: each release's gate suites under leakgate.bisect.<version>, its transitions as
+// properties of the release they lead to, a release that could not be installed as one error.
+std::string formatBisectJunit(const BisectReport& report);
 
 enum class MarkupContext { kText, kAttribute };
 

@@ -11,6 +11,7 @@ be installed (no PyPI).
 """
 
 import argparse
+import fcntl
 import os
 import subprocess
 import sys
@@ -32,13 +33,17 @@ def tool_python():
     cache = os.environ.get("LEAKGATE_CACHE_DIR") or os.path.join(os.path.expanduser("~"), ".cache", "leakgate")
     directory = os.path.join(cache, "test-tools", "xmlschema-py%d.%d" % sys.version_info[:2])
     python = os.path.join(directory, "bin", "python")
-    if not os.path.exists(os.path.join(directory, ".complete")):
-        venv.create(directory, with_pip=True, clear=True)
-        run = subprocess.run([python, "-m", "pip", "install", "-q", "xmlschema"], capture_output=True,
-                             text=True, timeout=600)
-        if run.returncode != 0:
-            return None, run.stderr[-400:]
-        open(os.path.join(directory, ".complete"), "w").close()
+    os.makedirs(os.path.dirname(directory), exist_ok=True)
+    # Two tests make it (this one and test_bisect_history.py), maybe at once under ctest -j.
+    with open(directory + ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not os.path.exists(os.path.join(directory, ".complete")):
+            venv.create(directory, with_pip=True, clear=True)
+            run = subprocess.run([python, "-m", "pip", "install", "-q", "xmlschema"], capture_output=True,
+                                 text=True, timeout=600)
+            if run.returncode != 0:
+                return None, run.stderr[-400:]
+            open(os.path.join(directory, ".complete"), "w").close()
     return python, ""
 
 

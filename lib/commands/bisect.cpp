@@ -16,6 +16,7 @@
 #include <exception>
 #include <filesystem>
 #include <mutex>
+#include <regex>
 #include <thread>
 
 namespace leakgate {
@@ -88,7 +89,10 @@ std::string culpritNamed(const Finding& finding) {
     if (!finding.allocationSites.empty())
         return std::filesystem::path(finding.allocationSites.front().file).filename().string();
     if (!finding.cycleShapes.empty()) return "cycle of " + finding.cycleShapes.front().types;
-    return finding.summary;
+    // A summary quotes figures ("1.00 `function` per decoration"): without them, so that two
+    // releases failing the same way do not read as a change of culprit.
+    static const std::regex figures("[0-9][0-9.,]*");
+    return std::regex_replace(finding.summary, figures, "N");
 }
 
 // What a failing check blames: the finding that explains it, else (a check with no finding of its

@@ -9,14 +9,14 @@ Neither file can be run from here (no runner is reachable); this is what can be 
 """
 
 import argparse
-import fcntl
 import os
 import re
 import subprocess
 import sys
 import tempfile
 import unittest
-import venv
+
+from tool_venv import tool_venv
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.normpath(os.path.join(HERE, "..", ".."))
@@ -29,21 +29,9 @@ CHECKER = None
 
 
 def tool():
-    """check-jsonschema in a venv of leakgate's cache; (None, why) when pip fails."""
-    cache = os.environ.get("LEAKGATE_CACHE_DIR") or os.path.join(os.path.expanduser("~"), ".cache", "leakgate")
-    directory = os.path.join(cache, "test-tools", "check-jsonschema-py%d.%d" % sys.version_info[:2])
-    checker = os.path.join(directory, "bin", "check-jsonschema")
-    os.makedirs(os.path.dirname(directory), exist_ok=True)
-    with open(directory + ".lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if not os.path.exists(os.path.join(directory, ".complete")):
-            venv.create(directory, with_pip=True, clear=True)
-            run = subprocess.run([os.path.join(directory, "bin", "python"), "-m", "pip", "install", "-q",
-                                  "check-jsonschema"], capture_output=True, text=True, timeout=600)
-            if run.returncode != 0:
-                return None, run.stderr[-400:]
-            open(os.path.join(directory, ".complete"), "w").close()
-    return checker, ""
+    """check-jsonschema; (None, why) when pip fails."""
+    directory, why = tool_venv("check-jsonschema")
+    return (os.path.join(directory, "bin", "check-jsonschema"), "") if directory else (None, why)
 
 
 def validate(path, schema):

@@ -11,14 +11,14 @@ be installed (no PyPI).
 """
 
 import argparse
-import fcntl
 import os
 import subprocess
 import sys
 import tempfile
 import unittest
-import venv
 import xml.etree.ElementTree as ElementTree
+
+from tool_venv import tool_venv
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.normpath(os.path.join(HERE, "..", ".."))
@@ -29,22 +29,9 @@ VALIDATOR = None  # a python with xmlschema
 
 
 def tool_python():
-    """A venv with xmlschema, kept in leakgate's cache; None with the reason when pip fails."""
-    cache = os.environ.get("LEAKGATE_CACHE_DIR") or os.path.join(os.path.expanduser("~"), ".cache", "leakgate")
-    directory = os.path.join(cache, "test-tools", "xmlschema-py%d.%d" % sys.version_info[:2])
-    python = os.path.join(directory, "bin", "python")
-    os.makedirs(os.path.dirname(directory), exist_ok=True)
-    # Two tests make it (this one and test_bisect_history.py), maybe at once under ctest -j.
-    with open(directory + ".lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if not os.path.exists(os.path.join(directory, ".complete")):
-            venv.create(directory, with_pip=True, clear=True)
-            run = subprocess.run([python, "-m", "pip", "install", "-q", "xmlschema"], capture_output=True,
-                                 text=True, timeout=600)
-            if run.returncode != 0:
-                return None, run.stderr[-400:]
-            open(os.path.join(directory, ".complete"), "w").close()
-    return python, ""
+    """A python with xmlschema; None with the reason when pip fails."""
+    directory, why = tool_venv("xmlschema")
+    return (os.path.join(directory, "bin", "python"), "") if directory else (None, why)
 
 
 VALIDATE = r'''

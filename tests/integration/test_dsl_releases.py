@@ -29,23 +29,31 @@ def venv_python(version):
                         "bin", "python")
 
 
-# The incident's own measurement of one launch argument, in plain Python, in the release's venv.
+# The incident's own measurement of one launch argument, in plain Python, in the release's venv: as
+# many calls and runs as the gate is given below, and, like the gate, the lowest run is the figure
+# (one run of a few thousand calls reads a free list or a dict resize now and then).
 REPRODUCTION = r"""
 import gc, json, sys
 import cutlass
 gc.disable()
-calls = 2000
+calls, runs = 500, 3
 for _ in range(200):
     cutlass.Int32(7).__c_pointers__()
 gc.collect()
-before = sys.getallocatedblocks()
-for _ in range(calls):
-    cutlass.Int32(7).__c_pointers__()
-after = sys.getallocatedblocks()
-gc.set_debug(gc.DEBUG_SAVEALL)
-gc.collect()
-garbage = len(gc.garbage)
-print(json.dumps({"net_blocks_per_call": (after - before) / calls, "cyclic_garbage_per_call": garbage / calls}))
+figures = {"net_blocks_per_call": [], "cyclic_garbage_per_call": []}
+for _ in range(runs):
+    before = sys.getallocatedblocks()
+    for _ in range(calls):
+        cutlass.Int32(7).__c_pointers__()
+    after = sys.getallocatedblocks()
+    gc.set_debug(gc.DEBUG_SAVEALL)
+    gc.collect()
+    figures["net_blocks_per_call"].append((after - before) / calls)
+    figures["cyclic_garbage_per_call"].append(len(gc.garbage) / calls)
+    gc.set_debug(0)
+    del gc.garbage[:]
+    gc.collect()
+print(json.dumps(figures))
 """
 
 
@@ -96,8 +104,12 @@ class CuteReleases(unittest.TestCase):
                 measured = json.loads(subprocess.run([python, "-c", REPRODUCTION], capture_output=True, text=True,
                                                      check=True).stdout)
                 for key in ("net_blocks_per_call", "cyclic_garbage_per_call"):
-                    leakgate_figure = min(case["target"][key])
-                    self.assertAlmostEqual(leakgate_figure, measured[key], delta=0.5,
+                    leakgate_figure, plain_figure = min(case["target"][key]), min(measured[key])
+                    # The two count differently (leakgate: allocator hooks on every domain, the
+                    # calls made from C; plain Python: sys.getallocatedblocks() around a Python
+                    # loop), which reads about 0.2 to 0.5 blocks per call apart: a figure off by more
+                    # than an eighth is a bug.
+                    self.assertAlmostEqual(leakgate_figure, plain_figure, delta=max(0.5, plain_figure / 8),
                                            msg=f"{key}: leakgate {case['target'][key]}, plain Python {measured[key]}")
 
 

@@ -61,6 +61,9 @@ KIND_TEXT = {
     "other_exc_info": "sys.exc_info() of an exception a caller is handling",
     "other_exception": "an exception a caller is handling",
     "other_traceback": "the traceback of an exception a caller is handling",
+    # A free variable of a nested function or class body: what the enclosing function bound.
+    "enclosing": "a value of an enclosing function that reaches its frame (its own frame, a "
+                 "traceback through it or a caught exception)",
 }
 OWN_KINDS = frozenset(
     {"frame", "tb_frame", "traceback", "exception", "exc_info", "stack", "frame_info", "holds_own",
@@ -506,10 +509,15 @@ class _CleanupContext:
 class FlowAnalyzer:
     """Runs the statements of one scope (function, module or class body) over frame states."""
 
-    def __init__(self, linter, scope, captured):
+    def __init__(self, linter, scope, captured, free=None, helper_clears=None):
         self.linter = linter
         self.scope = scope
         self.captured = captured  # locals read by nested functions: reported as closures instead
+        # Free variables that an enclosing function bound to frame-reaching values: name -> kinds.
+        self.free = free or {}
+        # Nested helpers (only ever called by name) that unbind some of this scope's locals on
+        # every way out, through `nonlocal`: helper name -> the names a call leaves unbound.
+        self.helper_clears = helper_clears or {}
         self.stack = [_FunctionContext(self)]
         self.ever = {}  # name -> every binding it ever had, for the closure rule
         # Inside one of this function's except handlers, sys.exc_info() is the exception caught
@@ -548,7 +556,9 @@ class FlowAnalyzer:
     def kinds(self, node, state):
         """The kinds of frame-reaching values `node` may evaluate to (empty: none)."""
         if isinstance(node, ast.Name):
-            return frozenset(binding.kind for binding in state.get(node.id, ()))
+            if node.id in state:
+                return frozenset(binding.kind for binding in state[node.id])
+            return self.free.get(node.id, frozenset())
         if isinstance(node, ast.Call):
             return self._call_kinds(node, state)
         if isinstance(node, ast.Attribute):
@@ -739,6 +749,19 @@ class FlowAnalyzer:
                 state = self.bind(current.target.id, self.kinds(current.value, state), current.target,
                                   current.value, state)
                 continue
+            if isinstance(current, ast.Call) and isinstance(current.func, ast.Name):
+                for name in self.helper_clears.get(current.func.id, ()):
+                    state = without(state, name)
+                if (current.func.id == "setattr" and "setattr" not in self.linter.imports.names
+                        and "setattr" not in self.scope.bound and len(current.args) == 3
+                        and not current.keywords):
+                    receiver, attribute, value = current.args
+                    kinds = self.kinds(value, state)
+                    shown_attribute = (attribute.value if isinstance(attribute, ast.Constant)
+                                       and isinstance(attribute.value, str) else "<name>")
+                    if kinds and shown_attribute not in CHAINING_ATTRIBUTES:
+                        shown = f"{unparse(receiver)}.{shown_attribute}"
+                        self.stored_value(current, shown, kinds, value, f"attribute `{shown}` (setattr)")
             if isinstance(current, ast.Call) and isinstance(current.func, ast.Attribute):
                 method = current.func.attr
                 receiver = current.func.value
@@ -1095,6 +1118,51 @@ class FlowAnalyzer:
             self.check_exit(end, "end", None)
 
 
+class _Silent:
+    """A linter that keeps no findings: for the flow of a helper run only to learn its exits."""
+
+    def __init__(self, imports):
+        self.imports = imports
+
+    def own_local(self, *args):
+        pass
+
+    stored = closure = own_local
+
+
+class _NonlocalClearing(FlowAnalyzer):
+    """Runs a nested helper to learn which of the enclosing function's locals, declared
+    `nonlocal` in it, are unbound on every way out of it (return, the end, or an explicit raise)."""
+
+    HELD = Binding("enclosing", 0, 0, "")
+
+    def __init__(self, imports, scope, names):
+        super().__init__(_Silent(imports), scope, set())
+        self.names = names
+        self.exits = []
+
+    def check_exit(self, state, how, node):
+        if state is not None:
+            self.exits.append(state)
+
+    def bind(self, name, kinds, target, value, state):
+        if name in self.names:
+            if not kinds:
+                return without(state, name)
+            out = dict(state)
+            out[name] = frozenset({self.HELD})
+            return out
+        return super().bind(name, kinds, target, value, state)
+
+    def cleared(self):
+        end = self.run_block(self.scope.node.body, {name: frozenset({self.HELD}) for name in self.names})
+        if end is not None:
+            self.exits.append(end)
+        if not self.exits:  # it never returns: nothing is learned
+            return set()
+        return {name for name in self.names if all(name not in state for state in self.exits)}
+
+
 # The linter ---------------------------------------------------------------------------------------
 
 
@@ -1167,17 +1235,59 @@ class FileLinter:
             elif (isinstance(node, ast.Assign) and isinstance(node.value, ast.Lambda)
                   and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)):
                 self.lambda_names[id(node.value)] = node.targets[0].id
-        for scope in builder.scopes.values():
+        self.ever = {}  # scope -> its analyzer's `ever`: what a nested scope finds in its free names
+        for scope in builder.scopes.values():  # enclosing scopes come before the scopes they hold
             if scope.kind in ("lambda", "comprehension"):
                 continue
             captures = self._captures(scope)
-            analyzer = FlowAnalyzer(self, scope, set(captures))
+            analyzer = FlowAnalyzer(self, scope, set(captures), self._free_kinds(scope),
+                                    self._helper_clears(scope))
             analyzer.analyze()
+            self.ever[scope] = analyzer.ever
             for name, (child, use) in sorted(captures.items()):
                 bindings = analyzer.ever.get(name)
                 if bindings:
                     self.closure(scope, child, name, use, bindings)
         return sorted(self.findings.values(), key=lambda f: (f.line, f.column, f.rule, f.name))
+
+    def _free_kinds(self, scope):
+        """The free names of `scope` that the nearest enclosing function binds to frame-reaching
+        values, with their kinds there. What reaches the enclosing function's own frame is of kind
+        `enclosing`: seen from here it is no self-reference."""
+        out = {}
+        for name in scope.loads:
+            if name in scope.globals or (name in scope.bound and name not in scope.nonlocals):
+                continue
+            outer = scope.parent
+            while outer is not None and (outer.kind == "class" or name not in outer.locals()):
+                outer = outer.parent
+            if outer is None or outer.kind != "function":
+                continue
+            kinds = {binding.kind for binding in self.ever.get(outer, {}).get(name, ())}
+            if kinds:
+                out[name] = frozenset("enclosing" if kind in OWN_KINDS else kind for kind in kinds)
+        return out
+
+    def _helper_clears(self, scope):
+        """Nested helpers of a function, only ever called by name, that leave some of its locals
+        unbound (`nonlocal x` ... `del x` or `x = None`) on every way out: a call to one is then a
+        `del` of those names in the function's own flow."""
+        if scope.kind != "function":
+            return {}
+        names = [child.node.name for child in scope.children if child.kind == "function"]
+        out = {}
+        for child in scope.children:
+            if (child.kind != "function" or names.count(child.node.name) != 1
+                    or isinstance(child.node, ast.AsyncFunctionDef)
+                    or any(isinstance(node, (ast.Yield, ast.YieldFrom)) for node in ast.walk(child.node))
+                    or self._escapes(scope, child)):
+                continue
+            shared = child.nonlocals & scope.locals()
+            if shared:
+                cleared = _NonlocalClearing(self.imports, child, shared).cleared()
+                if cleared:
+                    out[child.node.name] = cleared
+        return out
 
     def _escapes(self, scope, child):
         """Whether a nested function of `scope` may outlive the call: anything but a helper that

@@ -2,6 +2,8 @@
 
 #include "lib/python/compat.h"
 
+#include <structmember.h> // T_OBJECT, T_OBJECT_EX: the object members of tp_members
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -96,6 +98,8 @@ bool nameIn(PyObject* names, PyObject* name) {
     return false;
 }
 
+std::optional<EdgeLabel> labelDeclared(PyObject* from, PyObject* to);
+
 // A frame's own references: f_back, its code and namespaces, its locals and cells.
 EdgeLabel labelFromFrame(PyObject* frame, PyObject* to, const char* owner = nullptr) {
     auto* raw = reinterpret_cast<PyFrameObject*>(frame);
@@ -147,6 +151,7 @@ EdgeLabel labelFromFunction(PyObject* function, PyObject* to) {
     if (dict) {
         if (auto label = labelInDict(dict.get(), to, true)) return *label;
     }
+    if (auto label = labelDeclared(function, to)) return *label; // __name__, __module__, __doc__...
     return named("ref", "referent");
 }
 
@@ -207,6 +212,86 @@ std::optional<EdgeLabel> labelInstance(PyObject* from, PyObject* to) {
     return std::nullopt;
 }
 
+// What a type declares of its own: the object members of tp_members (a C type's fields and a
+// class's __slots__, read at their offsets) and the getters of tp_getset, along the MRO. A C
+// type's edges that no attribute in __dict__ names are found here: an asyncio Future's
+// `_exception`, a Task's `_coro`, a weakref's `__callback__`, a ctypes object's `_b_base_`.
+std::optional<EdgeLabel> labelDeclared(PyObject* from, PyObject* to) {
+    PyObject* mro = Py_TYPE(from)->tp_mro; // Borrowed reference
+    if (!mro || !PyTuple_Check(mro)) return std::nullopt;
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(mro); ++i) {
+        auto* type = reinterpret_cast<PyTypeObject*>(PyTuple_GET_ITEM(mro, i));
+        for (PyMemberDef* member = type->tp_members; member && member->name; ++member) {
+            if (member->type != T_OBJECT && member->type != T_OBJECT_EX) continue;
+#ifdef Py_RELATIVE_OFFSET
+            if (member->flags & Py_RELATIVE_OFFSET) continue; // offset into a base's data
+#endif
+            if (member->offset <= 0) continue;
+            PyObject* value = *reinterpret_cast<PyObject**>(reinterpret_cast<char*>(from) + member->offset);
+            if (value == to) return named("attribute", fmt::format(".{}", member->name), member->name);
+        }
+    }
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(mro); ++i) {
+        auto* type = reinterpret_cast<PyTypeObject*>(PyTuple_GET_ITEM(mro, i));
+        for (PyGetSetDef* getset = type->tp_getset; getset && getset->name; ++getset) {
+            if (!getset->get) continue;
+            OwnedRef value = own(getset->get(from, getset->closure));
+            if (!value) {
+                PyErr_Clear();
+                continue;
+            }
+            if (value.get() == to) return named("attribute", fmt::format(".{}", getset->name), getset->name);
+        }
+    }
+    return std::nullopt;
+}
+
+bool typeNamed(PyObject* object, std::string_view name) {
+    PyObject* mro = Py_TYPE(object)->tp_mro; // Borrowed reference
+    if (!mro || !PyTuple_Check(mro)) return false;
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(mro); ++i) {
+        if (name == reinterpret_cast<PyTypeObject*>(PyTuple_GET_ITEM(mro, i))->tp_name) return true;
+    }
+    return false;
+}
+
+// Containers of C types without an index or key the generic paths read: a deque's items (by
+// position) and a contextvars.Context's values (by variable).
+std::optional<EdgeLabel> labelContainerItems(PyObject* from, PyObject* to) {
+    if (typeNamed(from, "collections.deque")) {
+        OwnedRef iterator = own(PyObject_GetIter(from));
+        if (!iterator) {
+            PyErr_Clear();
+            return std::nullopt;
+        }
+        for (Py_ssize_t index = 0;; ++index) {
+            OwnedRef item = own(PyIter_Next(iterator.get()));
+            if (!item) break;
+            if (item.get() == to) return named("index", fmt::format("[{}]", index));
+        }
+        PyErr_Clear();
+        return std::nullopt;
+    }
+    if (PyContext_CheckExact(from)) {
+        OwnedRef items = own(PyObject_CallMethod(from, "items", nullptr));
+        OwnedRef list = own(items ? PySequence_List(items.get()) : nullptr);
+        if (!list) {
+            PyErr_Clear();
+            return std::nullopt;
+        }
+        for (Py_ssize_t i = 0; i < PyList_GET_SIZE(list.get()); ++i) {
+            PyObject* pair = PyList_GET_ITEM(list.get(), i); // Borrowed reference
+            if (!PyTuple_Check(pair) || PyTuple_GET_SIZE(pair) != 2) continue;
+            PyObject* variable = PyTuple_GET_ITEM(pair, 0); // Borrowed reference
+            if (variable == to) return named("key", "context variable");
+            if (PyTuple_GET_ITEM(pair, 1) != to) continue;
+            std::string name = utf8(attribute(variable, "name").get());
+            return named("item", fmt::format("context variable `{}`", name), name);
+        }
+    }
+    return std::nullopt;
+}
+
 } // namespace
 
 EdgeLabel labelEdge(PyObject* from, PyObject* to) {
@@ -237,6 +322,8 @@ EdgeLabel labelEdge(PyObject* from, PyObject* to) {
         if (PyExceptionInstance_Check(from) || !PyTuple_Check(from)) {
             if (auto label = labelInstance(from, to)) return *label;
         }
+        if (auto label = labelDeclared(from, to)) return *label;
+        if (auto label = labelContainerItems(from, to)) return *label;
         return named("ref", "referent");
     }();
 }

@@ -87,6 +87,68 @@ TEST(Labels, ADefaultdictsFactoryIsNamed) {
     EXPECT_EQ(labelEdge(scope["factory"].ptr(), scope["jit"].ptr()).label, "__self__");
 }
 
+TEST(Labels, TheCTypesADslProgramMeetsAreNamedNotReferent) {
+    // Each edge is one a cycle in a DSL program's garbage can take; none may read `referent`.
+    py::dict scope = testing::runPython(
+        "import asyncio, collections, contextvars, ctypes, functools, weakref\n"
+        "target = type('Target', (), {})()\n"
+        "loop = asyncio.new_event_loop()\n"
+        "future = loop.create_future()\n"
+        "future.set_exception(ValueError('x'))\n"
+        "future_exception = future.exception()\n"
+        "async def work():\n"
+        "    return None\n"
+        "coroutine = work()\n"
+        "task = loop.create_task(coroutine)\n"
+        "partial = functools.partial(print, target, key=target)\n"
+        "class Owner:\n"
+        "    def method(self):\n"
+        "        return None\n"
+        "owner = Owner()\n"
+        "bound = owner.method\n"
+        "queue = collections.deque([1, target])\n"
+        "ordered = collections.OrderedDict(first=target)\n"
+        "def callback():\n"
+        "    return None\n"
+        "finalizer = weakref.finalize(owner, callback)\n"
+        "info = next(i for f, i in weakref.finalize._registry.items() if f is finalizer)\n"
+        "reference = weakref.ref(owner, lambda r: None)\n"
+        "buffer = ctypes.create_string_buffer(8)\n"
+        "pointer = ctypes.pointer(ctypes.c_int(1))\n"
+        "variable = contextvars.ContextVar('request')\n"
+        "previous = object()\n"
+        "variable.set(previous)\n"
+        "token = variable.set(target)\n"
+        "context = contextvars.copy_context()\n"
+        "class Slotted:\n"
+        "    __slots__ = ('held',)\n"
+        "slotted = Slotted(); slotted.held = target\n"
+        "method_type = type(bound)\n");
+    auto label = [&](const char* from, PyObject* to) { return labelEdge(scope[from].ptr(), to); };
+    PyObject* target = scope["target"].ptr();
+    EXPECT_EQ(label("future", scope["future_exception"].ptr()).label, "._exception");
+    EXPECT_EQ(label("task", scope["coroutine"].ptr()).label, "._coro");
+    EXPECT_EQ(label("partial", scope["partial"].attr("args").ptr()).label, "args");
+    EXPECT_EQ(label("partial", scope["partial"].attr("keywords").ptr()).label, "keywords");
+    EXPECT_EQ(label("bound", scope["owner"].ptr()).label, "__self__");
+    EXPECT_EQ(label("queue", target).label, "[1]");
+    EXPECT_EQ(label("ordered", target).label, "['first']");
+    EXPECT_EQ(label("info", scope["callback"].ptr()).label, "func");
+    EXPECT_NE(label("reference", scope["reference"].attr("__callback__").ptr()).kind, "ref");
+    EXPECT_EQ(label("pointer", scope["pointer"].attr("_objects").ptr()).label, "_objects");
+    EXPECT_EQ(label("token", scope["previous"].ptr()).label, ".old_value");
+    EXPECT_EQ(label("token", scope["variable"].ptr()).label, ".var");
+    EXPECT_EQ(label("context", target).label, "context variable `request`");
+    EXPECT_EQ(label("slotted", target).label, ".held");
+    EXPECT_EQ(label("owner", scope["Owner"].ptr()).label, ".__class__");
+    EXPECT_EQ(labelEdge(scope["callback"].ptr(), scope["callback"].attr("__name__").ptr()).label,
+              ".__name__");
+    scope["loop"].attr("run_until_complete")(scope["task"]);
+    scope["loop"].attr("close")();
+    scope.clear();
+    testing::clearGarbage();
+}
+
 TEST(Labels, FrameInfoGivesTheQualifiedNameOnThreeElevenAndLater) {
     py::dict scope = testing::runPython("import sys\n"
                                         "class C:\n"

@@ -15,16 +15,21 @@ Two rules:
   their locals alive until the cyclic GC runs. A program with gc.disable() never frees them. A
   caller's frame in a local (`inspect.currentframe().f_back`) is no cycle and is not reported.
 - `frame-stored`: a frame, a traceback or a caught exception is stored where it outlives the
-  call: on an attribute, into a container that is not a plain local, in a global or nonlocal,
-  a class attribute, or the cell of a nested function that may outlive the call (any but a
-  helper only ever called by name). A frame pins its f_back chain for as long as that store
-  lives.
+  call: on an attribute (`setattr` too), into a container that is not a plain local, in a global
+  or nonlocal, a class attribute, or the cell of a nested function that may outlive the call (any
+  but a helper only ever called by name). A frame pins its f_back chain for as long as that store
+  lives. A nested function or class body sees what its enclosing function bound (a free
+  variable), and a function sees what a call of the same file passes it (one call level:
+  `name(...)`, `self.name(...)`, `cls.name(...)` and `Class.name(...)`), so
+  `func._decorator_frame = frame` is found where `frame` came from either.
 
 The decision is made on structured control flow: each statement maps the set of frame-holding
 bindings that may be live before it to the set after it; branches merge by union, loops run to a
 fixed point, `return`, `raise`, `break` and `continue` travel through the enclosing `finally`
 blocks and `except ... as` clean-ups as Python runs them. Exceptions a statement may raise
-implicitly are not modelled: a `del` that every explicit path reaches makes a local clean.
+implicitly are not modelled: a `del` that every explicit path reaches makes a local clean. A call
+of a nested helper (only ever called by name) that declares a local `nonlocal` and unbinds it on
+every way out counts as a `del` of it.
 """
 
 from __future__ import annotations
@@ -141,6 +146,15 @@ def own_fix(kind):
     if kind == "raised":
         return FIX_RAISED
     return FIX_EXCEPTION
+
+
+# What a value of the caller's is, seen from a function it is passed to: the caller's own frame is
+# a caller's frame there, the exception it handles one that a caller handles.
+AS_ARGUMENT = {
+    "frame": "caller", "tb_frame": "caller", "frame_info": "caller_info", "stack": "callers",
+    "holds_own": "holds_caller", "exception": "other_exception", "raised": "other_exception",
+    "exc_info": "other_exc_info", "traceback": "other_traceback", "enclosing": "caller",
+}
 
 
 class Binding(NamedTuple):
@@ -509,8 +523,11 @@ class _CleanupContext:
 class FlowAnalyzer:
     """Runs the statements of one scope (function, module or class body) over frame states."""
 
-    def __init__(self, linter, scope, captured, free=None, helper_clears=None):
+    def __init__(self, linter, scope, captured, free=None, helper_clears=None, parameters=None):
         self.linter = linter
+        # Parameters that some call in the file passes a frame-reaching value: name -> kinds, as
+        # seen from this function (a caller's frame, an exception a caller handles).
+        self.parameters = parameters or {}
         self.scope = scope
         self.captured = captured  # locals read by nested functions: reported as closures instead
         # Free variables that an enclosing function bound to frame-reaching values: name -> kinds.
@@ -749,6 +766,8 @@ class FlowAnalyzer:
                 state = self.bind(current.target.id, self.kinds(current.value, state), current.target,
                                   current.value, state)
                 continue
+            if isinstance(current, ast.Call):
+                self.linter.passes(current, self, state)
             if isinstance(current, ast.Call) and isinstance(current.func, ast.Name):
                 for name in self.helper_clears.get(current.func.id, ()):
                     state = without(state, name)
@@ -1113,7 +1132,13 @@ class FlowAnalyzer:
 
     def analyze(self):
         body = self.scope.node.body
-        end = self.run_block(body, {})
+        start = {}
+        for name, kinds in self.parameters.items():
+            # No source: the value is the parameter's, given by a call elsewhere in the file.
+            start[name] = frozenset(Binding(kind, self.scope.node.lineno, self.scope.node.col_offset + 1, "")
+                                    for kind in kinds)
+            self.ever.setdefault(name, set()).update(start[name])
+        end = self.run_block(body, start)
         if end is not None:
             self.check_exit(end, "end", None)
 
@@ -1127,7 +1152,7 @@ class _Silent:
     def own_local(self, *args):
         pass
 
-    stored = closure = own_local
+    stored = closure = passes = own_local
 
 
 class _NonlocalClearing(FlowAnalyzer):
@@ -1219,9 +1244,13 @@ class FileLinter:
         kind = sorted((b.kind for b in bindings), key=lambda k: (k not in OWN_KINDS, k))[0]
         source = sorted(bindings)[0]
         nested = "a lambda" if child.kind == "lambda" else f"nested function `{child.qualname}`"
-        message = (f"{nested} captures local `{name}` = `{source.source}` (line {source.line}) of "
-                   f"`{scope.qualname}`, {describe(kind, scope)}: the closure cell keeps it, and "
-                   f"every frame it pins, alive as long as the function object lives")
+        if source.source:
+            captured = f"local `{name}` = `{source.source}` (line {source.line})"
+        else:
+            captured = f"parameter `{name}` (given it by a call in this file)"
+        message = (f"{nested} captures {captured} of `{scope.qualname}`, {describe(kind, scope)}: "
+                   f"the closure cell keeps it, and every frame it pins, alive as long as the "
+                   f"function object lives")
         self._add(Finding(FRAME_STORED, self.path, use.lineno, use.col_offset + 1, scope.qualname, name,
                           message, FIX_CLOSURE))
 
@@ -1236,19 +1265,88 @@ class FileLinter:
                   and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)):
                 self.lambda_names[id(node.value)] = node.targets[0].id
         self.ever = {}  # scope -> its analyzer's `ever`: what a nested scope finds in its free names
-        for scope in builder.scopes.values():  # enclosing scopes come before the scopes they hold
-            if scope.kind in ("lambda", "comprehension"):
-                continue
-            captures = self._captures(scope)
-            analyzer = FlowAnalyzer(self, scope, set(captures), self._free_kinds(scope),
-                                    self._helper_clears(scope))
-            analyzer.analyze()
-            self.ever[scope] = analyzer.ever
-            for name, (child, use) in sorted(captures.items()):
-                bindings = analyzer.ever.get(name)
-                if bindings:
-                    self.closure(scope, child, name, use, bindings)
+        self.calls = []  # (callee name, how it is called, {position or keyword: kinds})
+        scopes = [scope for scope in builder.scopes.values()  # enclosing scopes first
+                  if scope.kind not in ("lambda", "comprehension")]
+        for scope in scopes:
+            self._analyze(scope, {})
+        # Then once more, for each function that some call of this file passes a frame-reaching
+        # value, with those parameters bound (one call level), and the scopes inside it.
+        seeded = {scope: self._parameter_kinds(scope) for scope in scopes if scope.kind == "function"}
+        again = {scope for scope, parameters in seeded.items() if parameters}
+        for scope in scopes:
+            if scope in again or scope.parent in again:
+                again.add(scope)  # what is nested in it sees its parameters as free names
+                self._analyze(scope, seeded.get(scope) or {})
         return sorted(self.findings.values(), key=lambda f: (f.line, f.column, f.rule, f.name))
+
+    def _analyze(self, scope, parameters):
+        captures = self._captures(scope)
+        analyzer = FlowAnalyzer(self, scope, set(captures), self._free_kinds(scope),
+                                self._helper_clears(scope), parameters)
+        analyzer.analyze()
+        self.ever[scope] = analyzer.ever
+        for name, (child, use) in sorted(captures.items()):
+            bindings = analyzer.ever.get(name)
+            if bindings:
+                self.closure(scope, child, name, use, bindings)
+
+    def passes(self, call, analyzer, state):
+        """Records what a call passes that reaches frames: for the parameters of the callee."""
+        passed = {}
+        for position, argument in enumerate(call.args):
+            if isinstance(argument, ast.Starred):
+                break
+            kinds = analyzer.kinds(argument, state)
+            if kinds:
+                passed[position] = kinds
+        for keyword in call.keywords:
+            if keyword.arg is not None:
+                kinds = analyzer.kinds(keyword.value, state)
+                if kinds:
+                    passed[keyword.arg] = kinds
+        if not passed:
+            return
+        # Which function a call reaches, as far as one file tells: `name(...)` a function of that
+        # name, `self.name(...)` or `cls.name(...)` a method of that name in any class of the file,
+        # `Class.name(...)` that class's. Any other receiver's type is unknown: not followed.
+        if isinstance(call.func, ast.Name):
+            self.calls.append((call.func.id, "name", None, passed))
+        elif isinstance(call.func, ast.Attribute) and isinstance(call.func.value, ast.Name):
+            receiver = call.func.value.id
+            if receiver in ("self", "cls"):
+                self.calls.append((call.func.attr, "instance", None, passed))
+            elif receiver[:1].isupper():
+                self.calls.append((call.func.attr, "class", receiver, passed))
+
+    def _parameter_kinds(self, scope):
+        """The parameters of a function that a call of this file passes frame-reaching values."""
+        node = scope.node
+        in_class = scope.parent is not None and scope.parent.kind == "class"
+        decorators = {unparse(d) for d in node.decorator_list}
+        positional = [a.arg for a in [*node.args.posonlyargs, *node.args.args]]
+        keywords = set(positional) | {a.arg for a in node.args.kwonlyargs}
+        out = {}
+        for name, how, owner, passed in self.calls:
+            if name != node.name or (how == "name") == in_class:
+                continue
+            if how == "class" and scope.parent.node.name != owner:
+                continue
+            offset = 0
+            if in_class and "staticmethod" not in decorators:
+                offset = 1 if how == "instance" or "classmethod" in decorators else 0
+            for where, kinds in passed.items():
+                if isinstance(where, int):
+                    if where + offset >= len(positional):
+                        continue
+                    parameter = positional[where + offset]
+                elif where in keywords:
+                    parameter = where
+                else:
+                    continue
+                seen = frozenset(AS_ARGUMENT.get(kind, kind) for kind in kinds)
+                out[parameter] = out.get(parameter, frozenset()) | seen
+        return out
 
     def _free_kinds(self, scope):
         """The free names of `scope` that the nearest enclosing function binds to frame-reaching

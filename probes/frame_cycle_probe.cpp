@@ -27,11 +27,18 @@ class FrameCycleProbe final : public Probe {
                 {"frame-cycle", Status::kPass,
                  fmt::format("no frame in cyclic garbage ({} objects collected)", saved), 0});
         } else {
+            // One line for the check: how many shapes (a culprit and its closing locals), how many
+            // instances when there is more than one shape (one shape's summary counts its own),
+            // what they hold in all, then the largest shape.
+            std::string instances =
+                findings.size() == 1
+                    ? ""
+                    : fmt::format(" ({} instances)", cycles.instances);
             result.checks.push_back(
                 {"frame-cycle", Status::kFail,
-                 fmt::format("{} frame cycle{} in cyclic garbage pin {} in all; {}", findings.size(),
-                             findings.size() == 1 ? "" : "s", humanBytes(cycles.total.bytes),
-                             findings.front().summary),
+                 fmt::format("{} frame-cycle shape{}{} in cyclic garbage, {} in all; {}",
+                             findings.size(), findings.size() == 1 ? "" : "s", instances,
+                             humanBytes(cycles.total.bytes), findings.front().summary),
                  cycles.total.bytes});
         }
         for (auto& finding : findings)

@@ -22,8 +22,9 @@ struct Footprint {
 // One finding per culprit frame (same code and same closing locals), most bytes first. Findings
 // may pin the same objects (a shared caller chain); `total` counts each pinned object once.
 struct FrameCycles {
-    std::vector<Finding> findings;
+    std::vector<Finding> findings; // one per shape: a culprit frame's code and its closing locals
     Footprint total;
+    std::int64_t instances = 0; // cycles in all, over every shape
 };
 
 // The frame cycles among `garbage` (borrowed), typically what a DEBUG_SAVEALL collection saved:

@@ -23,6 +23,11 @@ struct FrameInfo {
     std::string function;
     std::string file;
     int line = 0;
+    // How a pinned frame is held, for the frames of a frame-cycle finding after the culprit:
+    // "f_back", or the edge that reaches it from what the cycle keeps ("tb_frame", "gi_frame",
+    // "local `job`"), with the object it leaves ("tb_frame of `traceback` object"). Empty for the
+    // culprit, and for the frames of other findings.
+    std::string heldBy;
 };
 
 // One labelled edge of a reference path: `kind` is local, cell, attribute, item, key, f_back,
@@ -55,7 +60,7 @@ struct CycleShapeCount {
 struct Finding {
     std::string kind;                // "frame-cycle", "retained-frame", "launch-...", "lint:..."
     std::string summary;             // one line: the culprit and what closes the cycle
-    std::vector<FrameInfo> frames;   // culprit first, then the frames it pins through f_back
+    std::vector<FrameInfo> frames;   // culprit first, then its f_back chain, then the other frames it pins
     int harnessFrames = 0;           // leakgate's own frames in that chain, left out of `frames`
     std::vector<std::string> locals; // variable names on the path that closes the cycle
     std::vector<PathStep> path;      // the labelled path (culprit back to itself, or root to frame)

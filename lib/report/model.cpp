@@ -210,12 +210,14 @@ std::optional<BisectReport> bisectReportFromJson(const json& in) {
 
 void to_json(json& out, const FrameInfo& frame) {
     out = json{{"function", frame.function}, {"file", frame.file}, {"line", frame.line}};
+    if (!frame.heldBy.empty()) out["held_by"] = frame.heldBy;
 }
 
 void from_json(const json& in, FrameInfo& frame) {
     in.at("function").get_to(frame.function);
     in.at("file").get_to(frame.file);
     frame.line = wholeNumber<int>(in.at("line"));
+    if (auto held = in.find("held_by"); held != in.end()) held->get_to(frame.heldBy);
 }
 
 void to_json(json& out, const PathStep& step) {

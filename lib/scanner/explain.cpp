@@ -11,6 +11,7 @@
 #include <map>
 #include <optional>
 #include <unordered_map>
+#include <unordered_set>
 
 namespace leakgate::scanner {
 namespace {
@@ -136,15 +137,53 @@ int frameDepth(PyObject* frame) {
 // The culprit first, then every frame it pins through f_back; leakgate's own frames are only
 // counted, except the culprit itself: a frame of leakgate's that the code under test keeps is
 // named, so that the finding never reads as "no frame".
-void setPinnedChain(Finding& finding, PyObject* culprit) {
+// The culprit and its f_back chain (leakgate's own frames counted, not listed); the frames seen.
+std::unordered_set<PyObject*> setPinnedChain(Finding& finding, PyObject* culprit) {
+    std::unordered_set<PyObject*> seen;
     OwnedRef frame = own(Py_NewRef(culprit));
     while (frame) {
+        seen.insert(frame.get());
         if (isHarnessFrame(frame.get()) && frame.get() != culprit) {
             ++finding.harnessFrames;
         } else {
             finding.frames.push_back(frameInfo(frame.get()));
         }
         frame = python::frameBack(reinterpret_cast<PyFrameObject*>(frame.get()));
+    }
+    return seen;
+}
+
+// The frames a cycle pins: the culprit, its f_back chain, then every other frame in the garbage
+// that the culprit's frame reaches (through a traceback's tb_frame, a generator, a local), each
+// with the edge that reaches it first, breadth first. leakgate's own frames are counted, not
+// listed.
+void setPinnedFrames(Finding& finding, const ObjectGraph& garbage, NodeId culpritNode) {
+    PyObject* culprit = garbage.object(culpritNode);
+    std::unordered_set<PyObject*> listed = setPinnedChain(finding, culprit);
+    for (size_t i = 1; i < finding.frames.size(); ++i)
+        finding.frames[i].heldBy = "f_back";
+    std::vector<bool> seen(garbage.size(), false);
+    std::deque<NodeId> pending{culpritNode};
+    seen[culpritNode] = true;
+    while (!pending.empty()) {
+        NodeId node = pending.front();
+        pending.pop_front();
+        for (NodeId next : garbage.successors(node)) {
+            if (seen[next]) continue;
+            seen[next] = true;
+            pending.push_back(next);
+            PyObject* object = garbage.object(next);
+            if (!PyFrame_Check(object) || listed.contains(object)) continue;
+            listed.insert(object);
+            if (isHarnessFrame(object)) {
+                ++finding.harnessFrames;
+                continue;
+            }
+            PyObject* from = garbage.object(node);
+            FrameInfo info = frameInfo(object);
+            info.heldBy = fmt::format("{} of {}", labelEdge(from, object).label, describeObject(from));
+            finding.frames.push_back(std::move(info));
+        }
     }
 }
 
@@ -454,7 +493,7 @@ FrameCycles explainFrameCycles(const ObjectGraph& garbage, const Components& com
         Group& group = groups[key];
         if (group.occurrences++ == 0) {
             // The first cycle of a group is the one the report shows: only it needs its chain.
-            setPinnedChain(finding, frame);
+            setPinnedFrames(finding, garbage, culprit->frame);
             group.finding = std::move(finding);
             group.throughOwnLocals = culprit->throughOwnLocals;
         }
@@ -475,7 +514,8 @@ FrameCycles explainFrameCycles(const ObjectGraph& garbage, const Components& com
         finding.objects = pinned.objects;
         finding.bytes = pinned.bytes;
         finding.summary = describeCycle(finding, group.throughOwnLocals);
-        if (group.occurrences > 1) finding.summary += fmt::format(" ({} cycles)", group.occurrences);
+        if (group.occurrences > 1) finding.summary += fmt::format(" ({} instances)", group.occurrences);
+        result.instances += group.occurrences;
         finding.fix = fixFor(finding);
         findings.push_back(std::move(finding));
     }

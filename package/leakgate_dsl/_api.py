@@ -167,7 +167,7 @@ def violations(result: Result, *, frame_cycles: Optional[int] = 0, retained_fram
     found = []
     cycles = result.frame_cycles
     if frame_cycles is not None and len(cycles) > frame_cycles:
-        found.append(f"{len(cycles)} frame cycle{'s' if len(cycles) != 1 else ''} (at most "
+        found.append(f"{len(cycles)} frame-cycle shape{'s' if len(cycles) != 1 else ''} (at most "
                      f"{frame_cycles}): {cycles[0].summary}")
     retained = result.retained_frames
     if retained_frames is not None and len(retained) > retained_frames:

@@ -11,6 +11,7 @@ README.md beside this file):
     # expect: exit 1
     # expect: finding frame-cycle function=DSL.kernel local=cur_frame pins=build_model
     # expect: finding frame-cycle function=DSL.jit min-bytes=16777216
+    # expect: finding frame-cycle function=supervise pins-held=run_job:tb_frame
     # expect: no-finding retained-frame
     # expect: error timed out
 
@@ -39,7 +40,7 @@ import tempfile
 
 SKIP = 77
 SCHEMA = "leakgate/1"
-FINDING_KEYS = ("function", "local", "pins", "min-bytes")
+FINDING_KEYS = ("function", "local", "pins", "pins-held", "min-bytes")
 
 _DIRECTIVE = re.compile(r"^\s*#\s*(expect|args)\s*:\s*(.*?)\s*$")
 
@@ -204,6 +205,10 @@ def finding_satisfies(finding: dict, exp: Expectation, co_name_only: bool) -> li
         elif key == "min-bytes":
             size = finding.get("bytes")
             ok = isinstance(size, int) and not isinstance(size, bool) and size >= int(value)
+        elif key == "pins-held":  # FUNCTION:EDGE, a pinned frame held by that edge first
+            function, _, edge = value.partition(":")
+            ok = any(function_matches(function, f.get("function"), co_name_only)
+                     and str(f.get("held_by", "")).split(" ")[0] == edge for f in _frames(finding))
         else:  # pins
             ok = any(function_matches(value, fn, co_name_only) for fn in functions)
         if not ok:

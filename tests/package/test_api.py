@@ -63,7 +63,7 @@ def test_assert_clean_raises_with_the_explanation(model):
     with pytest.raises(AssertionError) as raised:
         leakgate_dsl.assert_clean(leakgate_dsl.measure(decorate_with, model))
     message = str(raised.value)
-    for expected in ("frame cycle", KERNEL, "cur_frame", "freed-by-gc-only", "fix:"):
+    for expected in ("frame-cycle shape", KERNEL, "cur_frame", "freed-by-gc-only", "fix:"):
         assert expected in message, message
 
 

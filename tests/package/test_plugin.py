@@ -45,7 +45,7 @@ def test_the_marker_fails_the_leak_with_the_culprit_and_passes_the_fix(pytester)
     run = pytester.runpytest_subprocess("-rA")
     run.assert_outcomes(passed=1, failed=1)
     output = run.stdout.str()
-    for expected in ("test_leaks", "frame cycle", KERNEL, "cur_frame",
+    for expected in ("test_leaks", "frame-cycle shape", KERNEL, "cur_frame",
                      "sentinel `tensor` (67108864 bytes, host) was freed-by-gc-only", "fix:"):
         assert expected in output, output
 

@@ -75,6 +75,28 @@ TEST(ExplainFrameCycles, GivenACaughtExceptionKeptInALocalThenThePathGoesThrough
     EXPECT_NE(finding.fix.find("TracebackException"), std::string::npos);
 }
 
+TEST(ExplainFrameCycles, GivenAFrameReachedOnlyThroughATracebackThenItIsListedWithHowItIsHeld) {
+    auto findings = explainAfter("def job():\n"
+                                 "    payload = bytearray(1 << 20)\n"
+                                 "    raise RuntimeError('failed')\n"
+                                 "def supervise():\n"
+                                 "    try:\n"
+                                 "        job()\n"
+                                 "    except RuntimeError as e:\n"
+                                 "        err = e\n"
+                                 "    return None\n"
+                                 "supervise()\n");
+    ASSERT_EQ(findings.size(), 1u);
+    const Finding& finding = findings[0];
+    EXPECT_EQ(finding.frames.front().function, "supervise");
+    EXPECT_EQ(finding.frames.front().heldBy, "");
+    auto job = std::find_if(finding.frames.begin(), finding.frames.end(),
+                            [](const FrameInfo& frame) { return frame.function == "job"; });
+    ASSERT_NE(job, finding.frames.end()) << "the frame that raised is pinned through tb_next -> tb_frame";
+    EXPECT_EQ(job->heldBy, "tb_frame of `traceback` object");
+    EXPECT_GE(finding.bytes, 1 << 20); // the job's payload goes with the cycle
+}
+
 TEST(ExplainFrameCycles, GivenCyclesWithoutFramesThenNothingIsReported) {
     auto findings = explainAfter("class Node:\n"
                                  "    pass\n"
@@ -92,7 +114,7 @@ TEST(ExplainFrameCycles, GivenTheSameCulpritTwiceThenOneFindingCountsBoth) {
                                  "leaky()\n"
                                  "leaky()\n");
     ASSERT_EQ(findings.size(), 1u);
-    EXPECT_NE(findings[0].summary.find("(2 cycles)"), std::string::npos);
+    EXPECT_NE(findings[0].summary.find("(2 instances)"), std::string::npos);
 }
 
 TEST(ExplainFrameCycles, GivenAClosureOverItsOwnFrameThenTheCellIsNamed) {

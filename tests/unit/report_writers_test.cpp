@@ -285,7 +285,7 @@ TEST(SarifWriter, FingerprintsAreTheSameAcrossRunsThatFindTheSameLeak) {
     std::reverse(second.frames.begin() + 1, second.frames.end());
     second.objects = 99;
     second.bytes = 12345;
-    second.summary += " (3 cycles)";
+    second.summary += " (3 instances)";
     Finding launchFirst;
     launchFirst.kind = "launch-allocations";
     launchFirst.allocationSites = {{"/usr/lib/python3.11/ctypes/__init__.py", 101, 3.00}};

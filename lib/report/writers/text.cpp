@@ -78,8 +78,12 @@ void writeFinding(std::string& out, const TextOptions& options, const Finding& f
         std::string hidden = finding.harnessFrames
                                  ? fmt::format(", and {} of leakgate's own", finding.harnessFrames)
                                  : "";
-        out += fmt::format("  pins {} frame{} through f_back{} (culprit first):\n",
-                           finding.frames.size(), finding.frames.size() == 1 ? "" : "s", hidden);
+        // Frames held otherwise than through f_back (a traceback's tb_frame, a generator) say how.
+        const bool otherwise = std::any_of(finding.frames.begin(), finding.frames.end(), [](const FrameInfo& f) {
+            return !f.heldBy.empty() && f.heldBy != "f_back";
+        });
+        out += fmt::format("  pins {} frame{}{}{} (culprit first):\n", finding.frames.size(),
+                           finding.frames.size() == 1 ? "" : "s", otherwise ? "" : " through f_back", hidden);
         // A long chain (a test runner's, an event loop's) is cut after the first frames: the culprit
         // and its nearest callers are what a person acts on.
         constexpr size_t kShown = 10;
@@ -87,10 +91,20 @@ void writeFinding(std::string& out, const TextOptions& options, const Finding& f
         size_t width = 0;
         for (size_t i = 0; i < shown; ++i)
             width = std::max(width, finding.frames[i].function.size());
+        std::vector<std::string> places;
+        size_t placeWidth = 0;
+        for (size_t i = 0; i < shown; ++i) {
+            places.push_back(fmt::format("{}:{}", displayPath(finding.frames[i].file), finding.frames[i].line));
+            placeWidth = std::max(placeWidth, places.back().size());
+        }
         for (size_t i = 0; i < shown; ++i) {
             const FrameInfo& frame = finding.frames[i];
-            out += fmt::format("    {:<{}}  {}:{}\n", frame.function, width, displayPath(frame.file),
-                               frame.line);
+            if (otherwise && !frame.heldBy.empty()) {
+                out += fmt::format("    {:<{}}  {:<{}}  held by {}\n", frame.function, width, places[i],
+                                   placeWidth, frame.heldBy);
+            } else {
+                out += fmt::format("    {:<{}}  {}\n", frame.function, width, places[i]);
+            }
         }
         if (shown < finding.frames.size()) {
             out += fmt::format("    ... and {} more, out to {} (all in the JSON report)\n",

@@ -1,6 +1,7 @@
 #include "lib/commands/scan.h"
 
 #include "leakgate/errors.h"
+#include "lib/commands/lint.h"
 #include "lib/python/environment.h"
 #include "lib/worker/client.h"
 
@@ -8,8 +9,75 @@
 
 #include <filesystem>
 #include <fstream>
+#include <set>
 
 namespace leakgate {
+namespace {
+
+// The attribute a retained frame hangs from, when the last step of its path is one
+// (`HANDLERS['on_stop'].defined_in`): "defined_in".
+std::string holdingAttribute(const Finding& finding) {
+    if (finding.kind != "retained-frame" || finding.path.empty()) return {};
+    const PathStep& last = finding.path.back();
+    if (last.kind != "attribute" || last.label.size() < 2 || last.label[0] != '.') return {};
+    return last.label.substr(1);
+}
+
+// A frame stored on an attribute is fixed where the store is, not in the function whose frame it
+// is: the lint of the script and of the files on the finding's frames finds the statement that
+// stores a frame on an attribute of that name (`func.defined_in = sys._getframe(1)` in the
+// decorator), and the finding names it. Best effort: a lint that cannot run changes nothing.
+void nameTheStores(Report& report, const ScanOptions& options) {
+    std::set<std::string> attributes;
+    std::set<std::string> files;
+    if (!options.script.empty()) files.insert(options.script);
+    for (const WorkloadResult& result : report.results) {
+        for (const Finding& finding : result.findings) {
+            std::string attribute = holdingAttribute(finding);
+            if (attribute.empty()) continue;
+            attributes.insert(attribute);
+            for (const FrameInfo& frame : finding.frames) {
+                std::error_code error;
+                if (frame.file.ends_with(".py") && std::filesystem::is_regular_file(frame.file, error))
+                    files.insert(frame.file);
+            }
+        }
+    }
+    if (attributes.empty()) return;
+    Report lint;
+    try {
+        LintOptions lintOptions;
+        lintOptions.paths.assign(files.begin(), files.end());
+        lintOptions.python = options.python;
+        lintOptions.timeout = options.timeout;
+        lintOptions.forwardOutput = false;
+        lint = runLint(lintOptions);
+    } catch (const std::exception&) {
+        return;
+    }
+    if (lint.results.empty()) return;
+    for (WorkloadResult& result : report.results) {
+        for (Finding& finding : result.findings) {
+            std::string attribute = holdingAttribute(finding);
+            if (attribute.empty()) continue;
+            for (const Finding& store : lint.results.front().findings) {
+                if (store.kind != "lint:frame-stored" || store.frames.empty() || store.locals.empty()) continue;
+                if (!store.locals.front().ends_with("." + attribute)) continue;
+                const FrameInfo& where = store.frames.front();
+                std::string culprit = finding.frames.empty() ? "" : finding.frames.front().function;
+                finding.summary += fmt::format("; stored by `{}` ({}:{})", where.function,
+                                               std::filesystem::path(where.file).filename().string(), where.line);
+                finding.fix = fmt::format("The store is `{}` in `{}` ({}:{}): fix it there{}. {}",
+                                          store.locals.front(), where.function, where.file, where.line,
+                                          culprit.empty() ? "" : fmt::format(", not in `{}`, whose frame it keeps", culprit),
+                                          finding.fix);
+                break;
+            }
+        }
+    }
+}
+
+} // namespace
 
 Report runScan(const ScanOptions& options) {
     std::error_code error;
@@ -45,6 +113,7 @@ Report runScan(const ScanOptions& options) {
     report.pythonVersion = env.version;
     report.pythonExecutable = env.executable;
     report.results.push_back(worker::runInWorker(request));
+    nameTheStores(report, options);
     return report;
 }
 

@@ -12,6 +12,7 @@ README.md beside this file):
     # expect: finding frame-cycle function=DSL.kernel local=cur_frame pins=build_model
     # expect: finding frame-cycle function=DSL.jit min-bytes=16777216
     # expect: finding frame-cycle function=supervise pins-held=run_job:tb_frame
+    # expect: finding retained-frame function=install_handlers stored-by=handler
     # expect: no-finding retained-frame
     # expect: error timed out
 
@@ -40,7 +41,7 @@ import tempfile
 
 SKIP = 77
 SCHEMA = "leakgate/1"
-FINDING_KEYS = ("function", "local", "pins", "pins-held", "min-bytes")
+FINDING_KEYS = ("function", "local", "pins", "pins-held", "stored-by", "min-bytes")
 
 _DIRECTIVE = re.compile(r"^\s*#\s*(expect|args)\s*:\s*(.*?)\s*$")
 
@@ -205,6 +206,8 @@ def finding_satisfies(finding: dict, exp: Expectation, co_name_only: bool) -> li
         elif key == "min-bytes":
             size = finding.get("bytes")
             ok = isinstance(size, int) and not isinstance(size, bool) and size >= int(value)
+        elif key == "stored-by":  # the function whose statement stores the frame on an attribute
+            ok = f"stored by `{value}`" in str(finding.get("summary", ""))
         elif key == "pins-held":  # FUNCTION:EDGE, a pinned frame held by that edge first
             function, _, edge = value.partition(":")
             ok = any(function_matches(function, f.get("function"), co_name_only)

@@ -446,19 +446,35 @@ std::vector<CycleShape> describeCycles(const ObjectGraph& garbage, const Compone
     return ordered;
 }
 
+// The fix follows the edge that closes the cycle (or, for a retained frame, the edge that holds
+// it): what to change is what that edge stands for.
 std::string fixFor(const Finding& finding) {
-    bool throughException =
-        std::any_of(finding.path.begin(), finding.path.end(), [](const PathStep& step) {
-            return step.kind == "__traceback__" || step.kind == "tb_frame" || step.kind == "tb_next";
+    auto has = [&](std::initializer_list<std::string_view> kinds) {
+        return std::any_of(finding.path.begin(), finding.path.end(), [&](const PathStep& step) {
+            return std::find(kinds.begin(), kinds.end(), step.kind) != kinds.end();
         });
-    if (throughException) {
+    };
+    if (has({"__traceback__", "tb_frame", "tb_next"})) {
         return "Do not keep an exception or traceback past its handler: keep "
                "traceback.TracebackException or formatted text instead, or `del` the variable in a "
                "`finally`.";
     }
+    if (has({"f_locals"})) {
+        return "Do not keep a frame's f_locals: a dict of every local of that frame. Copy the values "
+               "you need out of it (`{name: f_locals[name] for name in needed}`) and drop the dict.";
+    }
+    if (has({"gi_frame", "cr_frame", "ag_frame"})) {
+        return "A suspended generator or coroutine keeps its frame: close it (`.close()`) or run it to "
+               "its end once it is no longer needed, and keep no reference to it from its own locals.";
+    }
     if (finding.kind == "retained-frame") {
         return "Do not store frame objects on long-lived objects: capture the source location "
                "(file, line, function) eagerly and store that instead.";
+    }
+    if (has({"cell"})) {
+        return "Do not capture the frame in a closure: read what the nested function needs (file, "
+               "line, names) before defining it and capture those values, or `del` the variable once "
+               "the nested function no longer needs it.";
     }
     return "Capture the source location (file, line, function) eagerly and keep no frame object: read "
            "the fields of sys._getframe(1) in one expression, or `del` the frame variable in a "

@@ -13,6 +13,7 @@ README.md beside this file):
     # expect: finding frame-cycle function=DSL.jit min-bytes=16777216
     # expect: finding frame-cycle function=supervise pins-held=run_job:tb_frame
     # expect: finding retained-frame function=install_handlers stored-by=handler
+    # expect: finding frame-cycle function=load_records bound-at=36
     # expect: no-finding retained-frame
     # expect: error timed out
 
@@ -41,7 +42,7 @@ import tempfile
 
 SKIP = 77
 SCHEMA = "leakgate/1"
-FINDING_KEYS = ("function", "local", "pins", "pins-held", "stored-by", "min-bytes")
+FINDING_KEYS = ("function", "local", "pins", "pins-held", "stored-by", "bound-at", "min-bytes")
 
 _DIRECTIVE = re.compile(r"^\s*#\s*(expect|args)\s*:\s*(.*?)\s*$")
 
@@ -206,6 +207,8 @@ def finding_satisfies(finding: dict, exp: Expectation, co_name_only: bool) -> li
         elif key == "min-bytes":
             size = finding.get("bytes")
             ok = isinstance(size, int) and not isinstance(size, bool) and size >= int(value)
+        elif key == "bound-at":  # the line whose statement binds the closing local (the fix site)
+            ok = str(finding.get("fix", "")).startswith(f"Line {value} binds ")
         elif key == "stored-by":  # the function whose statement stores the frame on an attribute
             ok = f"stored by `{value}`" in str(finding.get("summary", ""))
         elif key == "pins-held":  # FUNCTION:EDGE, a pinned frame held by that edge first

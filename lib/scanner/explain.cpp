@@ -352,6 +352,23 @@ std::string renderRetention(const std::string& root, const std::vector<PathStep>
 
 } // namespace
 
+namespace {
+
+// Whether an untracked object can hold more untracked data: an untracked dict (a frame's
+// materialised f_locals holding only bytes and numbers), an untracked tuple. Its referents are
+// read with its tp_traverse, which works whether or not the collector tracks it.
+bool holdsReferences(PyObject* object) {
+    PyTypeObject* type = Py_TYPE(object);
+    return PyType_IS_GC(type) && type->tp_traverse != nullptr;
+}
+
+int collectReferent(PyObject* referent, void* out) {
+    if (referent) static_cast<std::vector<PyObject*>*>(out)->push_back(referent);
+    return 0;
+}
+
+} // namespace
+
 Footprint footprint(const ObjectGraph& graph, std::span<const NodeId> sources,
                     const std::vector<bool>* excluded) {
     Footprint total;
@@ -366,7 +383,14 @@ Footprint footprint(const ObjectGraph& graph, std::span<const NodeId> sources,
     // Every reference to untracked data from the walked nodes, sorted afterwards so that the
     // references to one leaf are counted side by side (no map, no allocation per leaf).
     std::vector<ObjectGraph::Leaf> leafReferences;
+    // Untracked containers that go with the objects: what they hold may go with them too.
+    std::vector<PyObject*> ownedContainers;
     ObjectSizes sizeOf;
+    auto own = [&](PyObject* leaf) {
+        ++total.objects;
+        total.bytes += sizeOf(leaf);
+        if (holdsReferences(leaf)) ownedContainers.push_back(leaf);
+    };
     while (!stack.empty()) {
         NodeId node = stack.back();
         stack.pop_back();
@@ -375,8 +399,7 @@ Footprint footprint(const ObjectGraph& graph, std::span<const NodeId> sources,
         for (const auto& leaf : graph.untrackedReferents(node)) {
             // One reference in all, and it is ours: counted now, without the sort.
             if (leaf.refcount == 1 && !python::isImmortal(leaf.object)) {
-                ++total.objects;
-                total.bytes += sizeOf(leaf.object);
+                own(leaf.object);
             } else {
                 leafReferences.push_back(leaf);
             }
@@ -392,18 +415,48 @@ Footprint footprint(const ObjectGraph& graph, std::span<const NodeId> sources,
     std::sort(
         leafReferences.begin(), leafReferences.end(),
         [](const ObjectGraph::Leaf& a, const ObjectGraph::Leaf& b) { return a.object < b.object; });
+    // Leaves some but not all of whose references come from the objects: an owned untracked
+    // container may hold the rest (a payload named by a frame and by its f_locals dict).
+    struct Partly {
+        PyObject* object;
+        Py_ssize_t seen, refcount;
+    };
+    std::vector<Partly> partlyFound;
     for (size_t first = 0; first < leafReferences.size();) {
         size_t last = first;
         while (last < leafReferences.size() &&
                leafReferences[last].object == leafReferences[first].object)
             ++last;
         const ObjectGraph::Leaf& leaf = leafReferences[first];
-        auto seen = static_cast<Py_ssize_t>(last - first);
-        if (!python::isImmortal(leaf.object) && leaf.refcount <= seen) {
-            ++total.objects;
-            total.bytes += sizeOf(leaf.object);
+        auto seenReferences = static_cast<Py_ssize_t>(last - first);
+        if (!python::isImmortal(leaf.object)) {
+            if (leaf.refcount <= seenReferences) {
+                own(leaf.object);
+            } else {
+                partlyFound.push_back({leaf.object, seenReferences, leaf.refcount});
+            }
         }
         first = last;
+    }
+    // Then what the owned untracked containers hold, level by level, by the same rule (the map only
+    // when there is such a container: most scans have none).
+    if (ownedContainers.empty()) return total;
+    std::unordered_map<PyObject*, std::pair<Py_ssize_t, Py_ssize_t>> partly; // seen, refcount
+    for (const Partly& leaf : partlyFound)
+        partly.emplace(leaf.object, std::make_pair(leaf.seen, leaf.refcount));
+    std::unordered_set<PyObject*> counted;
+    std::vector<PyObject*> referents;
+    while (!ownedContainers.empty()) {
+        PyObject* container = ownedContainers.back();
+        ownedContainers.pop_back();
+        referents.clear();
+        Py_TYPE(container)->tp_traverse(container, collectReferent, &referents);
+        for (PyObject* referent : referents) {
+            if (python::isGcTracked(referent) || python::isImmortal(referent)) continue; // a node
+            auto [entry, added] = partly.try_emplace(referent, 0, Py_REFCNT(referent));
+            if (++entry->second.first == entry->second.second && counted.insert(referent).second)
+                own(referent);
+        }
     }
     return total;
 }

@@ -267,7 +267,19 @@ struct Culprit {
     std::vector<NodeId> cycle; // frame .. frame
     bool throughOwnLocals;
     std::optional<EdgeLabel> firstLabel; // the cycle's first edge, labelled on the way
+    // When the culprit is outside the standard library and a standard-library frame's own local
+    // closes the cycle: that frame and its local, the mechanism.
+    std::optional<NodeId> mechanism;
+    std::string mechanismLocal;
 };
+
+std::string frameFile(PyObject* frame) {
+    OwnedRef code = python::frameCode(reinterpret_cast<PyFrameObject*>(frame));
+    PyObject* file = python::codeFilename(reinterpret_cast<PyCodeObject*>(code.get())); // Borrowed
+    const char* text = file && PyUnicode_Check(file) ? PyUnicode_AsUTF8(file) : nullptr;
+    if (!text) PyErr_Clear();
+    return text ? text : "";
+}
 
 // The frame whose own locals or cells lead back to itself; failing that, the innermost frame.
 std::optional<Culprit> findCulprit(const ObjectGraph& graph, const Components& components,
@@ -290,15 +302,42 @@ std::optional<Culprit> findCulprit(const ObjectGraph& graph, const Components& c
         for (size_t i = 0; i < frames.size(); ++i)
             frames[i] = byDepth[i].second;
     }
-    for (NodeId frame : frames) { // innermost first
+    // The innermost frame among `candidates` whose own local or cell closes the cycle.
+    auto closedByOwnLocal = [&](const std::vector<NodeId>& candidates) -> std::optional<Culprit> {
+        for (NodeId frame : candidates) { // innermost first
+            for (NodeId next : graph.successors(frame)) {
+                if (components.of(next) != component) continue;
+                EdgeLabel label = labelEdge(graph.object(frame), graph.object(next));
+                if (label.kind != "local" && label.kind != "cell" && label.kind != "f_locals") continue;
+                auto cycle = pathWithin(graph, components, frame, next, frame);
+                if (!cycle.empty()) return Culprit{frame, std::move(cycle), true, std::move(label)};
+            }
+        }
+        return std::nullopt;
+    };
+    // A frame of code outside the standard library that takes part in the cycle is the culprit:
+    // a standard-library frame that closes it (contextlib's __exit__ keeping an exception) is the
+    // mechanism, not the place to fix.
+    std::vector<NodeId> outside, standard;
+    for (NodeId frame : frames)
+        (isStandardLibraryFile(frameFile(graph.object(frame))) ? standard : outside).push_back(frame);
+    if (!outside.empty() && !standard.empty()) {
+        if (auto culprit = closedByOwnLocal(outside)) return culprit;
+        auto mechanism = closedByOwnLocal(standard);
+        NodeId frame = outside.front();
         for (NodeId next : graph.successors(frame)) {
             if (components.of(next) != component) continue;
-            EdgeLabel label = labelEdge(graph.object(frame), graph.object(next));
-            if (label.kind != "local" && label.kind != "cell" && label.kind != "f_locals") continue;
             auto cycle = pathWithin(graph, components, frame, next, frame);
-            if (!cycle.empty()) return Culprit{frame, std::move(cycle), true, std::move(label)};
+            if (cycle.empty()) continue;
+            Culprit culprit{frame, std::move(cycle), false, std::nullopt};
+            if (mechanism) {
+                culprit.mechanism = mechanism->frame;
+                culprit.mechanismLocal = mechanism->firstLabel ? mechanism->firstLabel->label : "";
+            }
+            return culprit;
         }
     }
+    if (auto culprit = closedByOwnLocal(frames)) return culprit;
     NodeId innermost = frames.front();
     for (NodeId next : graph.successors(innermost)) {
         if (components.of(next) != component) continue;
@@ -544,6 +583,10 @@ FrameCycles explainFrameCycles(const ObjectGraph& garbage, const Components& com
     struct Group {
         Finding finding;
         bool throughOwnLocals = false;
+        // A standard-library frame that closes the cycle of a culprit outside it:
+        // "`ExitStack.__exit__` (standard library, contextlib.py:604)", and its closing local.
+        std::string mechanism;
+        std::string mechanismLocal;
         std::vector<NodeId> members;
         int occurrences = 0;
     };
@@ -565,6 +608,12 @@ FrameCycles explainFrameCycles(const ObjectGraph& garbage, const Components& com
             setPinnedFrames(finding, garbage, culprit->frame);
             group.finding = std::move(finding);
             group.throughOwnLocals = culprit->throughOwnLocals;
+            if (culprit->mechanism) {
+                FrameInfo where = frameInfo(garbage.object(*culprit->mechanism));
+                group.mechanism =
+                    fmt::format("`{}` (standard library, {}:{})", where.function, baseName(where.file), where.line);
+                group.mechanismLocal = culprit->mechanismLocal;
+            }
         }
         auto members = components.members(component);
         group.members.insert(group.members.end(), members.begin(), members.end());
@@ -583,9 +632,17 @@ FrameCycles explainFrameCycles(const ObjectGraph& garbage, const Components& com
         finding.objects = pinned.objects;
         finding.bytes = pinned.bytes;
         finding.summary = describeCycle(finding, group.throughOwnLocals);
+        if (!group.mechanism.empty()) {
+            finding.summary += fmt::format(", closed by {}{}", group.mechanism,
+                                           group.mechanismLocal.empty() ? "" : " with its " + group.mechanismLocal);
+        }
         if (group.occurrences > 1) finding.summary += fmt::format(" ({} instances)", group.occurrences);
         result.instances += group.occurrences;
         finding.fix = fixFor(finding);
+        if (!group.mechanism.empty()) {
+            finding.fix = fmt::format("{} is the mechanism, not the fix site: change what `{}` does with "
+                                      "it. {}", group.mechanism, finding.frames.front().function, finding.fix);
+        }
         findings.push_back(std::move(finding));
     }
     std::stable_sort(findings.begin(), findings.end(),

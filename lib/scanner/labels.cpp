@@ -366,6 +366,43 @@ bool isHarnessFrame(PyObject* frame) {
     return text && isHarnessFile(text);
 }
 
+namespace {
+// The standard library's directories (sysconfig's stdlib and platstdlib of this interpreter, a
+// venv's base), read once, each ending in '/'.
+const std::vector<std::string>& standardLibraryDirectories() {
+    static const std::vector<std::string> directories = [] {
+        std::vector<std::string> out;
+        python::SavedException saved;
+        OwnedRef sysconfig = own(PyImport_ImportModule("sysconfig"));
+        OwnedRef paths = sysconfig ? own(PyObject_CallMethod(sysconfig.get(), "get_paths", nullptr)) : nullptr;
+        for (const char* key : {"stdlib", "platstdlib"}) {
+            PyObject* path = paths && PyDict_Check(paths.get()) ? PyDict_GetItemString(paths.get(), key) : nullptr;
+            std::string text = utf8(path);
+            if (text.empty()) continue;
+            std::error_code error;
+            std::string real = std::filesystem::weakly_canonical(text, error).string();
+            for (const std::string& directory : {text, real}) {
+                if (!directory.empty()) out.push_back(directory.ends_with('/') ? directory : directory + "/");
+            }
+        }
+        PyErr_Clear();
+        return out;
+    }();
+    return directories;
+}
+} // namespace
+
+bool isStandardLibraryFile(std::string_view file) {
+    if (file.starts_with("<frozen ")) return true; // importlib's bootstrap, frozen into the binary
+    if (file.find("/site-packages/") != std::string_view::npos ||
+        file.find("/dist-packages/") != std::string_view::npos)
+        return false;
+    for (const std::string& directory : standardLibraryDirectories()) {
+        if (file.starts_with(directory)) return true;
+    }
+    return false;
+}
+
 std::string freeVariableName(PyObject* function, Py_ssize_t index) {
     if (!PyFunction_Check(function)) return {};
     OwnedRef names = attribute(PyFunction_GET_CODE(function), "co_freevars");

@@ -68,6 +68,9 @@ struct Finding {
     std::int64_t objects = 0;        // objects pinned (estimate)
     std::int64_t bytes = 0;          // their summed sys.getsizeof (estimate)
     std::string fix;                 // the fix pattern, in words
+    // The statement to change, where the lint found it for a dynamic finding: the line that binds
+    // a cycle's closing local, or the store of a frame on an attribute (SARIF's primary location).
+    std::optional<FrameInfo> fixSite;
     std::optional<int> column;       // lint: 1-based, as editors and compilers count
     std::vector<AllocationSite> allocationSites; // launch-allocations: most blocks per call first
     std::vector<CycleShapeCount> cycleShapes;    // launch-cyclic-garbage

@@ -4,6 +4,7 @@
 #include "lib/commands/builtin_targets.h"
 #include "lib/base/data_dir.h"
 #include "leakgate/errors.h"
+#include "lib/commands/fix_sites.h"
 #include "lib/commands/gate_lint.h"
 #include "lib/workloads/launch_protocol.h"
 #include "lib/commands/lint.h"
@@ -330,6 +331,11 @@ Report runGate(const GateOptions& options) {
         report.results.push_back(lint.paths.empty() ? gateLintSkipped(target, env)
                                                     : std::move(runLint(lint).results.front()));
         markConfirmedLintFindings(report);
+        // The target's dynamic findings get the statement to change, where the lint has it.
+        const std::vector<Finding> statements = report.results.back().findings;
+        for (WorkloadResult& result : report.results) {
+            if (result.role == "target" && result.workload != "lint") placeFixSites(result, statements);
+        }
     }
     if (!baseline.is_null()) applyBaseline(report, baseline, budgets);
     return report;

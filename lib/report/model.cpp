@@ -276,6 +276,7 @@ void to_json(json& out, const Finding& finding) {
                {"root", finding.root},  {"objects", finding.objects},
                {"bytes", finding.bytes}, {"fix", finding.fix}};
     if (finding.column) out["column"] = *finding.column;
+    if (finding.fixSite) out["fix_site"] = *finding.fixSite;
     if (!finding.allocationSites.empty()) out["allocation_sites"] = finding.allocationSites;
     if (!finding.cycleShapes.empty()) out["cycle_shapes"] = finding.cycleShapes;
 }
@@ -291,6 +292,7 @@ void from_json(const json& in, Finding& finding) {
     finding.objects = wholeNumber<std::int64_t>(in.at("objects"));
     finding.bytes = wholeNumber<std::int64_t>(in.at("bytes"));
     in.at("fix").get_to(finding.fix);
+    if (auto site = in.find("fix_site"); site != in.end()) finding.fixSite = site->get<FrameInfo>();
     // The typed keys replace the steps and frames written for schema leakgate/1.
     if (in.contains("column")) {
         finding.column = wholeNumber<int>(in.at("column"));

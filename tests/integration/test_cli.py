@@ -281,6 +281,29 @@ class MachineOutput(unittest.TestCase):
         self.assertTrue(fingerprints[0])
         self.assertEqual(fingerprints[0], fingerprints[1])
 
+    def test_sarif_points_at_the_line_that_binds_the_frame_not_where_it_returned(self):
+        # leak_exception_kept_in_local.py: `last_error = exc` at line 36 closes the cycle; the
+        # frame of `load_records` returned at line 39. With `gate --lint` the same holds for the
+        # model's `cur_frame = inspect.currentframe()` (line 44; the frame returned at 47).
+        with tempfile.TemporaryDirectory() as tmp:
+            sarif = os.path.join(tmp, "scan.sarif")
+            leakgate("scan", "--quiet", "--sarif", sarif, "--",
+                     os.path.join(FIXTURES, "scan", "leak_exception_kept_in_local.py"))
+            with open(sarif) as sarif_file:
+                result = json.load(sarif_file)["runs"][0]["results"][0]
+            self.assertEqual(result["locations"][0]["physicalLocation"]["region"]["startLine"], 36)
+            related = result["relatedLocations"][0]
+            self.assertEqual(related["physicalLocation"]["region"]["startLine"], 39)
+            self.assertIn("where it returned", related["message"]["text"])
+            gate_sarif = os.path.join(tmp, "gate.sarif")
+            leakgate("gate", "--quiet", "--lint", "--checks", "decorate", "--sarif", gate_sarif,
+                     "--target", os.path.join(FIXTURES, "targets", "frame_cycle_461.py"))
+            with open(gate_sarif) as sarif_file:
+                results = json.load(sarif_file)["runs"][0]["results"]
+            lines = {r["locations"][0]["physicalLocation"]["region"]["startLine"]
+                     for r in results if r["ruleId"] == "frame-cycle"}
+            self.assertEqual(lines, {44, 51})
+
     def test_an_unwritable_json_path_writes_nothing_and_says_why(self):
         with tempfile.TemporaryDirectory() as tmp:
             target = os.path.join(tmp, "missing-dir", "report.json")

@@ -102,6 +102,13 @@ json physicalLocation(const std::string& file, int line, const fs::path& sourceR
 
 json resultLocation(const Finding& finding, const WorkloadResult& result, const fs::path& sourceRoot) {
     json location;
+    if (finding.fixSite && !isPseudoFile(finding.fixSite->file)) {
+        // The statement to change (the line that binds the frame), not the line it returned from.
+        location["physicalLocation"] = physicalLocation(finding.fixSite->file, finding.fixSite->line, sourceRoot);
+        location["logicalLocations"] =
+            json::array({{{"fullyQualifiedName", finding.fixSite->function}, {"kind", "function"}}});
+        return location;
+    }
     const std::vector<FrameInfo> frames = framesAsWritten(finding);
     if (const FrameInfo* frame = locatedFrame(frames)) {
         location["physicalLocation"] = physicalLocation(frame->file, frame->line, sourceRoot);
@@ -122,12 +129,14 @@ json resultLocation(const Finding& finding, const WorkloadResult& result, const 
 json relatedLocations(const Finding& finding, const fs::path& sourceRoot) {
     json related = json::array();
     const std::vector<FrameInfo> frames = framesAsWritten(finding);
-    const FrameInfo* located = locatedFrame(frames);
+    // With a fix site as the primary location, the culprit frame is a related one too.
+    const FrameInfo* located = finding.fixSite && !isPseudoFile(finding.fixSite->file) ? nullptr : locatedFrame(frames);
     int id = 1;
     for (const auto& frame : frames) {
         if (&frame == located || isPseudoFile(frame.file)) continue;
-        std::string text = isLaunchKind(finding.kind)
-                               ? fmt::format("allocation site: {}", frame.function)
+        std::string text = isLaunchKind(finding.kind) ? fmt::format("allocation site: {}", frame.function)
+                           : &frame == &frames.front() && !located
+                               ? fmt::format("culprit frame of `{}`, where it returned", frame.function)
                                : fmt::format("pinned frame of `{}`", frame.function);
         related.push_back({{"id", id++},
                            {"physicalLocation", physicalLocation(frame.file, frame.line, sourceRoot)},

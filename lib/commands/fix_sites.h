@@ -1,0 +1,23 @@
+// Where a dynamic finding is fixed, from the lint of the same sources: a frame cycle closed by a
+// local is fixed at the line that binds it (the culprit's frame line is where it returned); a
+// frame retained through an attribute is fixed at the statement that stores it (the decorator),
+// not in the function whose frame it is. `scan` runs the lint for this; `gate --lint` has it.
+#pragma once
+
+#include "leakgate/report.h"
+
+#include <string>
+#include <vector>
+
+namespace leakgate {
+
+// The Python files the lint must read to place `results`' findings (their frames' files, and
+// `script` when given); empty when no finding is of a kind a fix site is found for.
+std::vector<std::string> fixSiteFiles(const std::vector<WorkloadResult>& results, const std::string& script);
+
+// Gives the frame-cycle and retained-frame findings of `result` their fix site, from `lint`'s
+// findings: `fixSite`, the line in the fix text, and for a store "; stored by `f` (file:line)"
+// in the summary. A finding with no matching lint finding is left as it is.
+void placeFixSites(WorkloadResult& result, const std::vector<Finding>& lint);
+
+} // namespace leakgate

@@ -40,6 +40,7 @@ class SentinelProbe final : public Probe {
     void afterCollection(WorkloadResult& result) override {
         std::map<std::string, int> counts;
         std::map<std::string, std::int64_t> pinned; // per payload kind
+        std::map<std::string, std::map<std::string, std::int64_t>> byVerdict; // verdict -> kind -> bytes
         std::int64_t pinnedTotal = 0;
         for (auto& sentinel : sentinelRegistry()) {
             sentinel.aliveAfterCollection = isAlive(sentinel);
@@ -49,12 +50,17 @@ class SentinelProbe final : public Probe {
             ++counts[verdict];
             if (verdict != "freed-by-refcount") {
                 pinned[sentinel.kind] += sentinel.bytes;
+                byVerdict[verdict][sentinel.kind] += sentinel.bytes;
                 pinnedTotal += sentinel.bytes;
             }
             result.sentinels.push_back({sentinel.label, sentinel.kind, sentinel.bytes, verdict});
         }
         for (const auto& [kind, bytes] : pinned)
             result.details["pinned_sentinel_bytes"][kind] = bytes;
+        for (const auto& [verdict, kinds] : byVerdict) {
+            for (const auto& [kind, bytes] : kinds)
+                result.details["pinned_sentinel_bytes_by_verdict"][verdict][kind] = bytes;
+        }
         size_t total = sentinelRegistry().size();
         sentinelRegistry().clear();
         if (total == 0) {
@@ -71,15 +77,33 @@ class SentinelProbe final : public Probe {
                  0});
             return;
         }
-        std::vector<std::string> parts;
-        if (int n = counts["never-freed"]) parts.push_back(fmt::format("{} never-freed", n));
-        if (int n = counts["freed-by-gc-only"]) parts.push_back(fmt::format("{} freed-by-gc-only", n));
-        result.checks.push_back(
-            {"sentinels", Status::kFail,
-             fmt::format("{} of {} sentinels outlived their frames ({}): {} pinned until {}",
-                         total - freedByRefcount, total, fmt::join(parts, ", "), humanBytes(pinnedTotal),
-                         counts["never-freed"] ? "the process ends" : "gc.collect()"),
-             pinnedTotal});
+        // Bytes of one verdict, split by payload kind when there is more than one.
+        auto bytesOf = [&](const std::string& verdict) {
+            const auto& kinds = byVerdict[verdict];
+            std::int64_t sum = 0;
+            std::vector<std::string> each;
+            for (const auto& [kind, bytes] : kinds) {
+                sum += bytes;
+                each.push_back(fmt::format("{} {}", kind, humanBytes(bytes)));
+            }
+            return kinds.size() > 1 ? fmt::format("{} ({})", humanBytes(sum), fmt::join(each, ", "))
+                                    : humanBytes(sum);
+        };
+        const int neverFreed = counts["never-freed"], gcOnly = counts["freed-by-gc-only"];
+        std::string reason;
+        if (neverFreed && gcOnly) {
+            // Mixed verdicts: each with its own bytes, never one figure under the worse verdict.
+            reason = fmt::format("{} of {} sentinels outlived their frames: {} never-freed, {} pinned until the "
+                                 "process ends; {} freed-by-gc-only, {} pinned until gc.collect()",
+                                 total - freedByRefcount, total, neverFreed, bytesOf("never-freed"), gcOnly,
+                                 bytesOf("freed-by-gc-only"));
+        } else {
+            const char* verdict = neverFreed ? "never-freed" : "freed-by-gc-only";
+            reason = fmt::format("{} of {} sentinels outlived their frames ({} {}): {} pinned until {}",
+                                 total - freedByRefcount, total, neverFreed ? neverFreed : gcOnly, verdict,
+                                 bytesOf(verdict), neverFreed ? "the process ends" : "gc.collect()");
+        }
+        result.checks.push_back({"sentinels", Status::kFail, reason, pinnedTotal});
     }
 };
 

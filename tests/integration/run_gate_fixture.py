@@ -8,6 +8,8 @@ TARGET is a path or a built-in target name. Expectations come from the target's
   exit=N        leakgate's exit code
   check=NAME    that check of the target fails when exit=1, passes when exit=0
   verdict=V     every sentinel of the target's decorate workload has verdict V
+  verdicts=A,B  the verdicts among those sentinels are exactly A, B, ...; with more than one, the
+                sentinels check's reason gives each its count and its own bytes
   culprit=Q     some finding's culprit frame is Q (3.10 has no qualified names:
                 only the last dotted part is compared there)
   local=NAME    that finding's `locals` include NAME
@@ -23,6 +25,7 @@ Exit status: 0 pass, 1 mismatch, 77 skip (no leakgate binary).
 import argparse
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -38,7 +41,7 @@ def read_expectations(target, extra):
     expect = {"error": [], "ok": []}
     for token in tokens:
         key, _, value = token.partition("=")
-        if key not in {"exit", "check", "verdict", "culprit", "local", "error", "ok", "reasons",
+        if key not in {"exit", "check", "verdict", "verdicts", "culprit", "local", "error", "ok", "reasons",
                        "real"} or not value:
             raise SystemExit(f"unknown expectation {token!r}")
         if key in ("error", "ok"):
@@ -98,6 +101,17 @@ def main():
         if not sentinels or wrong:
             problems.append(f"verdict: expected every sentinel {expect['verdict']}; "
                             f"{len(sentinels)} sentinels, differing: {wrong[:3]}")
+    if "verdicts" in expect:
+        sentinels = [s for r in targets if r["workload"] == "decorate" for s in r["sentinels"]]
+        found = {s["verdict"] for s in sentinels}
+        wanted = set(expect["verdicts"].split(","))
+        reason = checks.get("decorate-sentinels", {}).get("reason", "")
+        counted = {v: sum(1 for s in sentinels if s["verdict"] == v) for v in wanted}
+        # With two verdicts, each count comes with its own bytes ("19 never-freed, 152.0 MiB ...").
+        own_bytes = len(wanted) == 1 or all(
+            re.search(rf"\b{n} {v}, [0-9.]+ (B|KiB|MiB|GiB)", reason) for v, n in counted.items())
+        if found != wanted or not own_bytes:
+            problems.append(f"verdicts: expected {sorted(wanted)}, got {sorted(found)}; reason: {reason}")
     if "culprit" in expect:
         findings = [f for r in targets for f in r["findings"]]
         matching = [f for f in findings

@@ -11,16 +11,21 @@ namespace {
 
 namespace py = pybind11;
 
-// Runs `code`, collects with DEBUG_SAVEALL and explains the frame cycles in the garbage.
-std::vector<Finding> explainAfter(const std::string& code) {
-    testing::runPython(code);
+// Collects with DEBUG_SAVEALL and explains the frame cycles in the garbage (left in gc.garbage).
+std::vector<Finding> explainGarbageNow() {
     py::list garbage = testing::collectGarbage();
     std::vector<PyObject*> objects;
     for (py::handle object : garbage)
         objects.push_back(object.ptr());
     ObjectGraph graph = ObjectGraph::build(objects);
     Components components = Components::find(graph);
-    auto findings = explainFrameCycles(graph, components).findings;
+    return explainFrameCycles(graph, components).findings;
+}
+
+// Runs `code`, collects with DEBUG_SAVEALL and explains the frame cycles in the garbage.
+std::vector<Finding> explainAfter(const std::string& code) {
+    testing::runPython(code);
+    auto findings = explainGarbageNow();
     testing::clearGarbage();
     return findings;
 }
@@ -31,22 +36,13 @@ std::pair<std::vector<Finding>, std::int64_t> explainAndRelease(const std::strin
     py::module_ tracemalloc = py::module_::import("tracemalloc");
     tracemalloc.attr("start")();
     testing::runPython(code);
-    py::list garbage = testing::collectGarbage();
-    std::vector<PyObject*> objects;
-    for (py::handle object : garbage)
-        objects.push_back(object.ptr());
-    std::vector<Finding> findings;
-    {
-        ObjectGraph graph = ObjectGraph::build(objects);
-        Components components = Components::find(graph);
-        findings = explainFrameCycles(graph, components).findings;
-    }
-    objects.clear();
-    auto before = tracemalloc.attr("get_traced_memory")()[py::int_(0)].cast<std::int64_t>();
+    auto findings = explainGarbageNow();
+    auto traced = [&] { return tracemalloc.attr("get_traced_memory")()[py::int_(0)].cast<std::int64_t>(); };
+    std::int64_t before = traced();
     testing::clearGarbage();
-    auto after = tracemalloc.attr("get_traced_memory")()[py::int_(0)].cast<std::int64_t>();
+    std::int64_t released = before - traced();
     tracemalloc.attr("stop")();
-    return {std::move(findings), before - after};
+    return {std::move(findings), released};
 }
 
 bool pins(const Finding& finding, const std::string& function) {

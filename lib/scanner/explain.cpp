@@ -273,14 +273,6 @@ struct Culprit {
     std::string mechanismLocal;
 };
 
-std::string frameFile(PyObject* frame) {
-    OwnedRef code = python::frameCode(reinterpret_cast<PyFrameObject*>(frame));
-    PyObject* file = python::codeFilename(reinterpret_cast<PyCodeObject*>(code.get())); // Borrowed
-    const char* text = file && PyUnicode_Check(file) ? PyUnicode_AsUTF8(file) : nullptr;
-    if (!text) PyErr_Clear();
-    return text ? text : "";
-}
-
 // The frame whose own locals or cells lead back to itself; failing that, the innermost frame.
 std::optional<Culprit> findCulprit(const ObjectGraph& graph, const Components& components,
                                    ComponentId component) {
@@ -320,7 +312,7 @@ std::optional<Culprit> findCulprit(const ObjectGraph& graph, const Components& c
     // mechanism, not the place to fix.
     std::vector<NodeId> outside, standard;
     for (NodeId frame : frames)
-        (isStandardLibraryFile(frameFile(graph.object(frame))) ? standard : outside).push_back(frame);
+        (isStandardLibraryFrame(graph.object(frame)) ? standard : outside).push_back(frame);
     if (!outside.empty() && !standard.empty()) {
         if (auto culprit = closedByOwnLocal(outside)) return culprit;
         auto mechanism = closedByOwnLocal(standard);

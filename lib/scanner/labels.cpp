@@ -356,14 +356,27 @@ void addHarnessFile(const std::string& file) {
     harnessFiles().push_back(file);
 }
 
-bool isHarnessFrame(PyObject* frame) {
-    // Called for every frame of every cycle: the file name only, no line number, no copy.
+namespace {
+// A frame's code file name, for the checks made on every frame of every cycle: the file name
+// only, no line number, no copy. Null when it has none. The code object outlives the call: the
+// frame holds it.
+const char* frameFileName(PyObject* frame) {
     OwnedRef code = python::frameCode(reinterpret_cast<PyFrameObject*>(frame));
-    auto* rawCode = reinterpret_cast<PyCodeObject*>(code.get());
-    PyObject* file = python::codeFilename(rawCode); // Borrowed reference
+    PyObject* file = python::codeFilename(reinterpret_cast<PyCodeObject*>(code.get())); // Borrowed
     const char* text = file && PyUnicode_Check(file) ? PyUnicode_AsUTF8(file) : nullptr;
     if (!text) PyErr_Clear();
-    return text && isHarnessFile(text);
+    return text;
+}
+} // namespace
+
+bool isHarnessFrame(PyObject* frame) {
+    const char* file = frameFileName(frame);
+    return file && isHarnessFile(file);
+}
+
+bool isStandardLibraryFrame(PyObject* frame) {
+    const char* file = frameFileName(frame);
+    return file && isStandardLibraryFile(file);
 }
 
 namespace {

@@ -36,6 +36,7 @@ bool isHarnessFile(std::string_view file);
 // Whether a code file is the standard library's (sysconfig's stdlib directories, not
 // site-packages): such a frame is named as the mechanism of a cycle, not as its fix site.
 bool isStandardLibraryFile(std::string_view file);
+bool isStandardLibraryFrame(PyObject* frame);
 void addHarnessFile(const std::string& file);
 
 // The free variable names of a function's code (for "closure cell `x`").

@@ -7,6 +7,7 @@
 #include "lib/commands/gate.h"
 #include "lib/commands/lint.h"
 #include "lib/base/log.h"
+#include "lib/base/spelling.h"
 #include "lib/base/subprocess.h"
 #include "lib/report/emit.h"
 #include "lib/commands/scan.h"
@@ -57,37 +58,6 @@ const CLI::Validator kNonNegative(
     },
     "NONNEGATIVE");
 
-// Levenshtein distance, for "did you mean".
-size_t editDistance(const std::string& a, const std::string& b) {
-    std::vector<size_t> row(b.size() + 1);
-    for (size_t j = 0; j <= b.size(); ++j)
-        row[j] = j;
-    for (size_t i = 1; i <= a.size(); ++i) {
-        size_t diagonal = row[0];
-        row[0] = i;
-        for (size_t j = 1; j <= b.size(); ++j) {
-            size_t above = row[j];
-            row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
-            diagonal = above;
-        }
-    }
-    return row[b.size()];
-}
-
-// The closest of `candidates` to `typed` (a prefix of it, or a few edits away), or empty.
-std::string closest(const std::string& typed, const std::vector<std::string>& candidates) {
-    std::string best;
-    size_t bestDistance = std::max<size_t>(2, typed.size() / 3) + 1;
-    for (const auto& candidate : candidates) {
-        size_t distance = candidate.starts_with(typed) ? 1 : editDistance(typed, candidate);
-        if (distance < bestDistance) {
-            best = candidate;
-            bestDistance = distance;
-        }
-    }
-    return best;
-}
-
 // The long option names of `command` and of the app above it (options fall through to it).
 std::vector<std::string> longOptions(const CLI::App* command) {
     std::vector<std::string> names;
@@ -111,10 +81,8 @@ void checkSpelling(const CLI::App& app, int argc, char** argv) {
         if (word == "--") break;
         if (chosen == &app && !word.starts_with("-")) {
             if (std::find(subcommands.begin(), subcommands.end(), word) == subcommands.end()) {
-                std::string hint = closest(word, subcommands);
                 throw UsageError(fmt::format("unknown subcommand `{}`{}; the subcommands are {}", word,
-                                             hint.empty() ? "" : fmt::format(" (did you mean `{}`?)", hint),
-                                             fmt::join(subcommands, ", ")));
+                                             didYouMean(word, subcommands), fmt::join(subcommands, ", ")));
             }
             chosen = app.get_subcommand(word);
             continue;
@@ -129,10 +97,9 @@ void checkSpelling(const CLI::App& app, int argc, char** argv) {
             std::vector<std::string> known = longOptions(chosen);
             if (std::find(known.begin(), known.end(), name) == known.end() && name != "--help" &&
                 name != "--version") {
-                std::string hint = closest(name, known);
                 throw UsageError(fmt::format("unknown option `{}`{}{}", name,
                                              chosen == &app ? "" : " for `" + chosen->get_name() + "`",
-                                             hint.empty() ? "" : fmt::format(" (did you mean `{}`?)", hint)));
+                                             didYouMean(name, known)));
             }
         }
     }
@@ -271,6 +238,26 @@ int run(int argc, char** argv) {
     lintCommand->add_option("-I,--include", lint.includeDirs,
                             "C/C++: an include directory for files without a compile command (repeat; "
                             "Python.h's is always added)");
+    lintCommand->add_option_function<std::vector<std::string>>(
+                   "--select", [&lint](const std::vector<std::string>& rules) { lint.select = rules; },
+                   "Only these rules (comma-separated; replaces the pyproject.toml's `select`)")
+        ->type_name("RULES");
+    lintCommand->add_option("--ignore", lint.ignore, "Not these rules (comma-separated; repeatable)")
+        ->type_name("RULES");
+    lintCommand->add_option("--exclude", lint.exclude,
+                            "Skip paths matching GLOB (a name: any component; with `/`: the path from the "
+                            "current directory); repeatable, added to the pyproject.toml's")
+        ->type_name("GLOB");
+    lintCommand->add_flag("--site-packages-headers", lint.sitePackagesHeaders,
+                          "C/C++: also read the headers found under site-packages (a package's shipped API)");
+    bool noConfig = false;
+    CLI::Option* configOption =
+        lintCommand
+            ->add_option("--config", lint.configFile,
+                         "A pyproject.toml whose [tool.leakgate.lint] to read (default: the nearest one "
+                         "above the paths)")
+            ->type_name("FILE");
+    lintCommand->add_flag("--no-config", noConfig, "Read no pyproject.toml")->excludes(configOption);
 
     BisectOptions bisect;
     std::string versions;
@@ -366,6 +353,7 @@ int run(int argc, char** argv) {
     if (lintCommand->parsed()) {
         inputs = lint.paths;
         if (lint.compileCommands) inputs.push_back(*lint.compileCommands);
+        if (lint.configFile) inputs.push_back(*lint.configFile);
     }
     if (gateCommand->parsed()) {
         for (const std::string* path : {&gate.target, &gate.baseline, &gate.budgets})
@@ -385,6 +373,7 @@ int run(int argc, char** argv) {
         return report::emit(withArguments(runScan(scan), argc, argv), output);
     }
     if (lintCommand->parsed()) {
+        lint.readProjectFile = !noConfig;
         lint.timeout = std::chrono::seconds(timeoutSeconds);
         lint.forwardOutput = !output.quiet;
         return report::emit(withArguments(runLint(lint), argc, argv), output);

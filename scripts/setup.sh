@@ -4,7 +4,7 @@
 set -euo pipefail
 
 packages=(cmake g++ make pkg-config python3.11-dev
-          pybind11-dev libfmt-dev libcli11-dev nlohmann-json3-dev
+          pybind11-dev libfmt-dev libcli11-dev nlohmann-json3-dev libtomlplusplus-dev
           libgtest-dev libgmock-dev libbenchmark-dev
           libclang-14-dev
           clang-16 libclang-rt-16-dev llvm-16)

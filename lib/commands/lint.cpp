@@ -1,7 +1,9 @@
 #include "lib/commands/lint.h"
 
 #include "leakgate/errors.h"
+#include "lib/base/log.h"
 #include "lib/lint/cxx.h"
+#include "lib/lint/project.h"
 #include "lib/lint/python.h"
 #include "lib/python/environment.h"
 #include "lib/worker/client.h"
@@ -15,6 +17,8 @@
 
 namespace leakgate {
 namespace {
+
+namespace fs = std::filesystem;
 
 // A worker's spec travels as one command-line argument, and Linux refuses an argument over
 // 128 KiB (MAX_ARG_STRLEN): a long list of files (`leakgate lint $(git ls-files '*.py')`) is
@@ -39,13 +43,29 @@ std::string plural(size_t count, const char* noun) {
     return fmt::format("{} {}{}", count, noun, count == 1 ? "" : "s");
 }
 
+// What the run left out, for the end of the reason: files that did not parse, findings a comment
+// accepted, what the excludes named, the headers under site-packages not read.
+std::string asides(const WorkloadResult& result) {
+    auto count = [&result](const char* key) {
+        const auto found = result.details.find(key);
+        if (found == result.details.end()) return size_t{0};
+        return found->is_array() ? found->size() : found->get<size_t>();
+    };
+    std::string text;
+    if (size_t n = count("unparsed")) text += fmt::format("; {} not parsed (see details.unparsed)", plural(n, "file"));
+    if (size_t n = count("suppressed"))
+        text += fmt::format("; {} accepted by `leakgate: ignore` comments", plural(n, "finding"));
+    if (size_t n = count("excluded")) text += fmt::format("; {} excluded", n == 1 ? "1 path" : plural(n, "path"));
+    if (size_t n = count("site_packages_headers"))
+        text += fmt::format("; {} under site-packages not read (--site-packages-headers)", plural(n, "header"));
+    return text;
+}
+
 // The one check: fail on any finding. Files that did not parse are counted, not failed.
-CheckResult decide(const WorkloadResult& result) {
+CheckResult decide(const WorkloadResult& result, const std::vector<std::string>& rulesInOrder) {
     size_t files = result.details.value("files", size_t{0});
     size_t unparsed = result.details.contains("unparsed") ? result.details["unparsed"].size() : 0;
     size_t checked = files - unparsed;
-    std::string notParsed =
-        unparsed ? fmt::format("; {} not parsed (see details.unparsed)", plural(unparsed, "file")) : "";
     auto amount = static_cast<std::int64_t>(result.findings.size());
     if (result.findings.empty() && unparsed > 0) {
         // A file that could not be analysed was not checked: the run cannot pass.
@@ -56,10 +76,9 @@ CheckResult decide(const WorkloadResult& result) {
                 amount};
     }
     if (result.findings.empty()) {
-        return {
-            "lint", Status::kPass,
-            fmt::format("{} checked, no frame kept past its call{}", plural(checked, "file"), notParsed),
-            amount};
+        return {"lint", Status::kPass,
+                fmt::format("{} checked, no frame kept past its call{}", plural(checked, "file"), asides(result)),
+                amount};
     }
     std::map<std::string, int> perRule;
     std::map<std::string, int> perFile;
@@ -68,14 +87,12 @@ CheckResult decide(const WorkloadResult& result) {
         ++perFile[finding.frames.front().file];
     }
     std::vector<std::string> rules;
-    std::vector<std::string> known(std::begin(kLintRules), std::end(kLintRules));
-    known.insert(known.end(), std::begin(kCxxLintRules), std::end(kCxxLintRules));
-    for (const auto& rule : known) {
+    for (const auto& rule : rulesInOrder) {
         if (perRule.count(rule)) rules.push_back(fmt::format("{} {}", perRule[rule], rule));
     }
     return {"lint", Status::kFail,
             fmt::format("{} in {} of {} checked ({}){}", plural(result.findings.size(), "finding"),
-                        perFile.size(), plural(checked, "file"), fmt::join(rules, ", "), notParsed),
+                        perFile.size(), plural(checked, "file"), fmt::join(rules, ", "), asides(result)),
             amount};
 }
 
@@ -94,53 +111,160 @@ void merge(WorkloadResult& into, WorkloadResult&& part) {
     into.seconds += part.seconds;
 }
 
-// The inputs, split by who reads them: directories and Python files go to the Python worker
-// (which searches directories for *.py itself), C/C++ files, listed or found under a directory,
-// to libclang here.
+// The inputs, split by who reads them: Python files to the Python worker, C/C++ files (given or
+// found under a directory given) to libclang here. Directories are walked here, so that the
+// project's excludes apply to what they hold as to the files named.
 struct Inputs {
     std::vector<std::string> python;
     std::vector<std::string> cxx;
     std::optional<std::string> compileCommands; // found at the top of a directory given
-    size_t pythonFiles = 0; // the files given, and the *.py found in the directories given
+    size_t excluded = 0;                        // files and directories the excludes named
+    size_t sitePackagesHeaders = 0;             // C/C++ headers found under site-packages, not read
 };
 
-bool skippedDirectory(const std::filesystem::path& dir) {
+bool skippedDirectory(const fs::path& dir) {
     std::string name = dir.filename().string();
     return name.starts_with(".") || name == "__pycache__";
 }
 
-Inputs splitInputs(const std::vector<std::string>& paths) {
-    namespace fs = std::filesystem;
+bool isHeader(const fs::path& path) {
+    std::string extension = path.extension().string();
+    return extension == ".h" || extension == ".hh" || extension == ".hpp" || extension == ".hxx";
+}
+
+// `dir`'s files in name order, then its subdirectories in name order (as os.walk with sorted
+// names): hidden directories, __pycache__ and symbolic links to directories are not entered.
+void walk(const fs::path& dir, const lint::ProjectSettings& settings, Inputs& inputs) {
+    std::vector<fs::path> files, dirs;
+    std::error_code error;
+    for (auto it = fs::directory_iterator(dir, fs::directory_options::skip_permission_denied, error);
+         !error && it != fs::directory_iterator(); it.increment(error)) {
+        bool directory = it->is_directory(error);
+        if (directory && !it->is_symlink(error) && !skippedDirectory(it->path())) {
+            dirs.push_back(it->path());
+        } else if (!directory) {
+            files.push_back(it->path());
+        }
+    }
+    std::sort(files.begin(), files.end());
+    std::sort(dirs.begin(), dirs.end());
+    for (const auto& file : files) {
+        bool python = file.extension() == ".py";
+        bool cxx = isCxxSource(file.string());
+        if (!python && !cxx) continue;
+        if (lint::isExcluded(file, settings.exclude)) {
+            ++inputs.excluded;
+        } else if (python) {
+            inputs.python.push_back(file.string());
+        } else if (isHeader(file) && !settings.sitePackagesHeaders && lint::underSitePackages(file)) {
+            ++inputs.sitePackagesHeaders; // a package's shipped API, not its sources
+        } else {
+            inputs.cxx.push_back(file.string());
+        }
+    }
+    for (const auto& sub : dirs) {
+        if (lint::isExcluded(sub, settings.exclude)) {
+            ++inputs.excluded;
+        } else {
+            walk(sub, settings, inputs);
+        }
+    }
+}
+
+Inputs splitInputs(const std::vector<std::string>& paths, const lint::ProjectSettings& settings) {
     Inputs inputs;
     for (const auto& path : paths) {
-        if (!fs::is_directory(path)) {
+        if (lint::isExcluded(path, settings.exclude)) {
+            ++inputs.excluded;
+        } else if (!fs::is_directory(path)) {
             (isCxxSource(path) ? inputs.cxx : inputs.python).push_back(path);
-            if (!isCxxSource(path)) ++inputs.pythonFiles;
-            continue;
-        }
-        inputs.python.push_back(path);
-        for (const char* place : {"compile_commands.json", "build/compile_commands.json"}) {
-            if (!inputs.compileCommands && fs::is_regular_file(fs::path(path) / place))
-                inputs.compileCommands = (fs::path(path) / place).string();
-        }
-        std::vector<std::string> found;
-        std::error_code error;
-        for (auto it = fs::recursive_directory_iterator(
-                 path, fs::directory_options::skip_permission_denied, error);
-             it != fs::recursive_directory_iterator(); it.increment(error)) {
-            if (error) break;
-            if (it->is_directory(error) && skippedDirectory(it->path())) {
-                it.disable_recursion_pending();
-            } else if (it->is_regular_file(error) && isCxxSource(it->path().string())) {
-                found.push_back(it->path().string());
-            } else if (it->is_regular_file(error) && it->path().extension() == ".py") {
-                ++inputs.pythonFiles;
+        } else {
+            for (const char* place : {"compile_commands.json", "build/compile_commands.json"}) {
+                if (!inputs.compileCommands && fs::is_regular_file(fs::path(path) / place))
+                    inputs.compileCommands = (fs::path(path) / place).string();
             }
+            walk(path, settings, inputs);
         }
-        std::sort(found.begin(), found.end());
-        inputs.cxx.insert(inputs.cxx.end(), found.begin(), found.end());
     }
     return inputs;
+}
+
+// The deepest directory that holds every path (a file counts as its directory).
+fs::path commonDirectory(const std::vector<std::string>& paths) {
+    std::optional<fs::path> common;
+    for (const auto& path : paths) {
+        fs::path dir = fs::is_directory(path) ? fs::path(path) : fs::path(path).parent_path();
+        if (!common) {
+            common = dir;
+            continue;
+        }
+        fs::path shared;
+        for (auto a = common->begin(), b = dir.begin(); a != common->end() && b != dir.end() && *a == *b; ++a, ++b)
+            shared /= *a;
+        common = shared;
+    }
+    return common.value_or(fs::current_path());
+}
+
+// The settings of the run: the pyproject.toml's table, then the command line's.
+lint::ProjectSettings projectSettings(const LintOptions& options, const std::vector<std::string>& paths) {
+    lint::ProjectSettings settings;
+    std::optional<fs::path> file;
+    if (options.configFile) {
+        if (!fs::is_regular_file(*options.configFile))
+            throw UsageError(fmt::format("--config: no such file: {}", *options.configFile));
+        file = *options.configFile;
+    } else if (options.readProjectFile) {
+        file = lint::findProjectFile(commonDirectory(paths));
+    }
+    if (file) lint::readProjectFile(*file, settings);
+    if (options.select) settings.select = lint::ruleNames(*options.select, "--select");
+    for (auto& rule : lint::ruleNames(options.ignore, "--ignore"))
+        settings.ignore.push_back(rule);
+    for (const auto& glob : options.exclude)
+        settings.exclude.push_back({glob, fs::current_path()});
+    settings.sitePackagesHeaders = settings.sitePackagesHeaders || options.sitePackagesHeaders;
+    return settings;
+}
+
+// The rules this run reports: the selected ones (all by default) less the ignored ones, of those
+// this build can check.
+std::vector<std::string> activeRules(const lint::ProjectSettings& settings) {
+    std::vector<std::string> available(std::begin(kLintRules), std::end(kLintRules));
+    if (cxxLintAvailable()) available.insert(available.end(), std::begin(kCxxLintRules), std::end(kCxxLintRules));
+    std::vector<std::string> rules;
+    for (const auto& rule : available) {
+        bool selected = !settings.select ||
+                        std::find(settings.select->begin(), settings.select->end(), rule) != settings.select->end();
+        bool ignored = std::find(settings.ignore.begin(), settings.ignore.end(), rule) != settings.ignore.end();
+        if (selected && !ignored) rules.push_back(rule);
+    }
+    return rules;
+}
+
+// Drops the findings of rules not reported, and moves those a `leakgate: ignore` comment accepts
+// to details.suppressed.
+void applySettings(WorkloadResult& result, const std::vector<std::string>& rules) {
+    lint::SuppressionComments comments;
+    std::vector<Finding> kept;
+    nlohmann::json suppressed = nlohmann::json::array();
+    for (auto& finding : result.findings) {
+        std::string rule = finding.kind.substr(std::string_view("lint:").size());
+        if (std::find(rules.begin(), rules.end(), rule) == rules.end()) continue;
+        const FrameInfo& at = finding.frames.front();
+        std::string by = comments.suppresses(at.file, at.line, rule);
+        if (by.empty()) {
+            kept.push_back(std::move(finding));
+        } else {
+            suppressed.push_back({{"file", at.file}, {"line", at.line}, {"rule", rule}, {"comment", by}});
+        }
+    }
+    result.findings = std::move(kept);
+    result.details["suppressed"] = std::move(suppressed);
+    for (const auto& warning : comments.unknownRules()) {
+        log::info("lint: {}", warning);
+        result.details["suppression_warnings"].push_back(warning);
+    }
 }
 
 // The C/C++ files: findings and unparsed files join the Python ones under the one `lint` check;
@@ -177,16 +301,18 @@ Report runLint(const LintOptions& options) {
     std::vector<std::string> paths;
     for (const auto& path : options.paths) {
         std::error_code error;
-        if (!std::filesystem::exists(path, error))
-            throw UsageError(fmt::format("no such file or directory: {}", path));
-        paths.push_back(std::filesystem::absolute(path).lexically_normal().string());
+        if (!fs::exists(path, error)) throw UsageError(fmt::format("no such file or directory: {}", path));
+        paths.push_back(fs::absolute(path).lexically_normal().string());
     }
     python::Environment env =
         python::queryEnvironment(options.python.value_or(python::buildPythonExecutable()));
-    Inputs inputs = splitInputs(paths);
-    if (inputs.pythonFiles == 0 && inputs.cxx.empty())
+    lint::ProjectSettings settings = projectSettings(options, paths);
+    std::vector<std::string> rules = activeRules(settings);
+    if (rules.empty()) throw UsageError("lint: --select and --ignore leave no rule to check");
+    Inputs inputs = splitInputs(paths, settings);
+    if (inputs.python.empty() && inputs.cxx.empty() && inputs.excluded == 0 && inputs.sitePackagesHeaders == 0)
         throw UsageError(fmt::format("no Python or C/C++ source to lint in {}", fmt::join(options.paths, ", ")));
-    if (options.compileCommands && !std::filesystem::exists(*options.compileCommands))
+    if (options.compileCommands && !fs::exists(*options.compileCommands))
         throw UsageError(fmt::format("no such file or directory: {}", *options.compileCommands));
 
     WorkloadResult result;
@@ -194,7 +320,11 @@ Report runLint(const LintOptions& options) {
     result.subject = options.paths.size() == 1 ? options.paths.front()
                                                : fmt::format("{} and {} more", options.paths.front(),
                                                              options.paths.size() - 1);
-    result.details = {{"files", 0}, {"unparsed", nlohmann::json::array()}};
+    result.details = {{"files", 0},
+                      {"unparsed", nlohmann::json::array()},
+                      {"excluded", inputs.excluded},
+                      {"site_packages_headers", inputs.sitePackagesHeaders},
+                      {"config", settings.configFile ? nlohmann::json(*settings.configFile) : nlohmann::json()}};
     // Only C/C++ files given: no worker to start.
     std::vector<std::vector<std::string>> chunks =
         inputs.python.empty() ? std::vector<std::vector<std::string>>{} : splitForWorkers(inputs.python);
@@ -210,12 +340,10 @@ Report runLint(const LintOptions& options) {
         merge(result, worker::runInWorker(request));
     }
     lintCxx(options, inputs, result);
-    std::vector<std::string> rules(std::begin(kLintRules), std::end(kLintRules));
-    if (cxxLintAvailable())
-        rules.insert(rules.end(), std::begin(kCxxLintRules), std::end(kCxxLintRules));
+    applySettings(result, rules);
     result.details["rules"] = rules;
     // A worker that failed leaves files unchecked: the run cannot pass.
-    CheckResult check = decide(result);
+    CheckResult check = decide(result, rules);
     if (result.error && check.status == Status::kPass) {
         check.status = Status::kError;
         check.reason = result.error->message;
@@ -226,6 +354,11 @@ Report runLint(const LintOptions& options) {
         check.status = Status::kSkip;
         check.reason =
             fmt::format("no file checked: only C/C++ files found, and {}", cxxLintUnavailableReason());
+    }
+    // Everything given or found was excluded (a pre-commit run on excluded files): nothing checked.
+    if (inputs.python.empty() && inputs.cxx.empty() && check.status == Status::kPass) {
+        check.status = Status::kSkip;
+        check.reason = fmt::format("no file checked{}", asides(result));
     }
     result.checks.insert(result.checks.begin(), std::move(check));
 

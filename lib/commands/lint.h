@@ -26,13 +26,26 @@ struct LintOptions {
     std::vector<std::string> includeDirs;
     std::chrono::seconds timeout{300};
     bool forwardOutput = true;
+    // What the project asks (lib/lint/project.h): rules as "rule,rule" lists (--select replaces the
+    // pyproject.toml's, --ignore and --exclude add to it), exclude globs relative to the current
+    // directory, and the shipped headers under site-packages.
+    std::optional<std::vector<std::string>> select;
+    std::vector<std::string> ignore;
+    std::vector<std::string> exclude;
+    bool sitePackagesHeaders = false;
+    // The `[tool.leakgate.lint]` table: of configFile, or (findProjectFile) of the nearest
+    // pyproject.toml above the paths when readProjectFile is set (`leakgate lint` without --no-config).
+    std::optional<std::string> configFile;
+    bool readProjectFile = false;
 };
 
-// One check, `lint`: fail when any rule matched, pass otherwise. A file that does not parse (for
-// C/C++: a translation unit with errors) is listed in the result's details (`unparsed`) and does
-// not stop the run. In a build without libclang, C/C++ files get a second check, `lint-cxx`,
+// One check, `lint`: fail when any selected rule matched where no `leakgate: ignore` comment
+// accepts it, pass otherwise. A file that does not parse (for C/C++: a translation unit with
+// errors) is listed in the result's details (`unparsed`) and does not stop the run; a run whose
+// every file is excluded is skipped. In a build without libclang, C/C++ files get a second check, `lint-cxx`,
 // skipped with the reason. Throws UsageError when
-// nothing can run (no path, a path that does not exist, a Python of another version).
+// nothing can run (no path, a path that does not exist, a Python of another version, an unknown
+// rule, a pyproject.toml table that does not read).
 LEAKGATE_API Report runLint(const LintOptions& options);
 
 } // namespace leakgate

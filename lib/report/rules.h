@@ -19,14 +19,17 @@ struct Rule {
     const char* kind; // the finding kind, and the SARIF rule id
     Evidence evidence;
     const char* name;
-    const char* shortDescription;
-    const char* help; // the fix pattern in general; each finding carries its own case's fix
+    const char* shortDescription; // one line
+    const char* fullDescription;  // what it means and why it leaks
+    const char* help;             // the fix pattern in general; each finding carries its own case's fix
+    const char* readmeSection;    // the README section that explains it (SARIF's help, in Markdown)
+    // SARIF's level: `error` for what a measurement showed, `warning` for what a source rule matched.
+    const char* level = "error";
 };
 
-// The rules with a kind of their own, in SARIF order. Lint kinds ("lint:<rule>") are Evidence
-// kSource and get their text from the lint rules themselves.
+// The rules with a kind of their own, in SARIF order, the lint's ("lint:<rule>") among them.
 std::span<const Rule> findingRules();
-// Null for a kind with no row (a lint kind, or one a newer worker reported).
+// Null for a kind with no row (a plug-in's, or one a newer worker reported).
 const Rule* findRule(std::string_view kind);
 Evidence evidenceOf(std::string_view kind);
 

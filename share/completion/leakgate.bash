@@ -6,6 +6,7 @@ import-sentinels import-frame-cycle import-retained-frame import-device-memory l
 launch-net-blocks launch-cyclic-garbage values-encoding values-bounded soak-growth device-echo
 device-allocations device-cyclic-garbage decorations-cyclic-garbage decorations-retained launch-real-net-blocks launch-real-cyclic-garbage
 launch-real-retained decorate import decorations launch launch-real values soak device probe"
+_leakgate_rules="own-frame-local frame-stored frame-stored-static frame-stored-member frame-ref-leaked"
 
 _leakgate() {
     local cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD-1]}
@@ -30,7 +31,8 @@ _leakgate() {
         gate)   options="$global $outputs --target --checks --sentinel-mib --device-sentinel-mib
                          --soak-steps --soak-seconds --baseline --budgets --launch-calls --launch-runs
                          --probe --lint --distinct-values" ;;
-        lint)   options="$global $outputs --compile-commands --cxx-flag -I --include" ;;
+        lint)   options="$global $outputs --compile-commands --cxx-flag -I --include --select --ignore
+                         --exclude --site-packages-headers --config --no-config" ;;
         bisect) options="$global --package --versions --from --to --pre --extra --python -j --jobs --shard --target --checks --probe --json --junit
                          --timeout --soak-seconds --launch-calls --launch-runs --distinct-values
                          -q --quiet --color --no-color" ;;
@@ -41,11 +43,14 @@ _leakgate() {
             # A comma-separated list: complete its last item.
             local done=${cur%"${cur##*,}"}
             COMPREPLY=($(compgen -P "$done" -W "$_leakgate_checks" -- "${cur##*,}")); return ;;
+        --select|--ignore)
+            local done=${cur%"${cur##*,}"}
+            COMPREPLY=($(compgen -P "$done" -W "$_leakgate_rules" -- "${cur##*,}")); return ;;
         --target) COMPREPLY=($(compgen -W "reference cute triton cupy jax warp" -- "$cur") $(compgen -f -- "$cur")); return ;;
-        --json|--junit|--sarif|--html|--baseline|--budgets|--probe|--compile-commands|--python|-I|--include)
+        --json|--junit|--sarif|--html|--baseline|--budgets|--probe|--compile-commands|--python|-I|--include|--config)
             COMPREPLY=($(compgen -f -- "$cur")); return ;;
         --timeout|--sentinel-mib|--device-sentinel-mib|--soak-steps|--soak-seconds|--launch-calls|\
-        --launch-runs|--distinct-values|--package|--versions|--from|--to|--extra|--older-than|-j|--jobs|--shard|--cxx-flag|-m)
+        --launch-runs|--distinct-values|--package|--versions|--from|--to|--extra|--older-than|-j|--jobs|--shard|--cxx-flag|-m|--exclude)
             return ;; # a value of the user's
     esac
     if [[ $cur == -* ]]; then

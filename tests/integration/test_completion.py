@@ -77,6 +77,15 @@ class Completion(unittest.TestCase):
         names = set(listed.group(1).split(", ")) | set(listed.group(2).split(", ")) | {"probe"}
         self.assertEqual(complete("gate", "--checks", ""), names)
 
+    def test_the_rule_names_are_the_lints_own(self):
+        error = subprocess.run([LEAKGATE, "lint", "--select", "no-such-rule", "."], capture_output=True,
+                               text=True, timeout=60).stderr
+        listed = re.search(r"the rules are (.*)", error)
+        self.assertIsNotNone(listed, error)
+        self.assertEqual(complete("lint", "--ignore", ""), set(listed.group(1).split(", ")))
+        self.assertEqual(complete("lint", "--select", "own-frame-local,frame-stored-s"),
+                         {"own-frame-local,frame-stored-static"})
+
 
 def main():
     global LEAKGATE

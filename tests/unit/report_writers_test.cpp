@@ -4,6 +4,9 @@
 #include "lib/report/writers/html.h"
 #include "lib/report/writers/junit.h"
 #include "lib/report/writers/sarif.h"
+#include "lib/lint/cxx.h"
+#include "lib/lint/python.h"
+#include "lib/report/rules.h"
 
 #include <pybind11/embed.h>
 
@@ -250,6 +253,31 @@ TEST(SarifWriter, HasTheRequiredFieldsAndARulePerFindingKind) {
     const json& site = run["results"][1]["locations"][0]["physicalLocation"];
     EXPECT_EQ(site["artifactLocation"]["uri"], "file:///usr/lib/python3.11/ctypes/__init__.py");
     EXPECT_EQ(site["region"]["startLine"], 101);
+}
+
+TEST(SarifWriter, EveryLintRuleIsDescribedAndALintResultIsAWarningWithItsColumn) {
+    std::vector<std::string> rules(std::begin(kLintRules), std::end(kLintRules));
+    rules.insert(rules.end(), std::begin(kCxxLintRules), std::end(kCxxLintRules));
+    for (const auto& rule : rules) {
+        const Rule* row = findRule("lint:" + rule);
+        ASSERT_NE(row, nullptr) << rule;
+        EXPECT_EQ(row->evidence, Evidence::kSource) << rule;
+        EXPECT_STREQ(row->level, "warning") << rule;
+        EXPECT_STRNE(row->shortDescription, row->fullDescription) << rule;
+    }
+    Finding lint;
+    lint.kind = "lint:own-frame-local";
+    lint.summary = "local `cur_frame` holds this function's own frame";
+    lint.frames = {{"DSL.kernel", "/work/fixtures/lint/own_frame_in_local.py", 12}};
+    lint.column = 9;
+    json sarif = json::parse(formatSarif(scanReport({lint}), "/work"));
+    const json& result = sarif["runs"][0]["results"][0];
+    EXPECT_EQ(result["level"], "warning");
+    EXPECT_EQ(result["locations"][0]["physicalLocation"]["region"]["startLine"], 12);
+    EXPECT_EQ(result["locations"][0]["physicalLocation"]["region"]["startColumn"], 9);
+    const json& rule = sarif["runs"][0]["tool"]["driver"]["rules"][result["ruleIndex"].get<size_t>()];
+    EXPECT_EQ(rule["id"], "lint:own-frame-local");
+    EXPECT_NE(rule["help"]["markdown"].get<std::string>().find("README"), std::string::npos);
 }
 
 TEST(SarifWriter, SkipsFramesWithoutAFileAndEncodesTheUri) {

@@ -94,9 +94,11 @@ json artifactLocation(const std::string& file, const fs::path& sourceRoot) {
     return {{"uri", percentEncode(path.string())}, {"uriBaseId", kSourceRoot}};
 }
 
-json physicalLocation(const std::string& file, int line, const fs::path& sourceRoot) {
+// `column`: 1-based, 0 when there is none.
+json physicalLocation(const std::string& file, int line, const fs::path& sourceRoot, int column = 0) {
     json location = {{"artifactLocation", artifactLocation(file, sourceRoot)}};
     if (line > 0) location["region"] = {{"startLine", line}};
+    if (line > 0 && column > 0) location["region"]["startColumn"] = column;
     return location;
 }
 
@@ -111,7 +113,9 @@ json resultLocation(const Finding& finding, const WorkloadResult& result, const 
     }
     const std::vector<FrameInfo> frames = framesAsWritten(finding);
     if (const FrameInfo* frame = locatedFrame(frames)) {
-        location["physicalLocation"] = physicalLocation(frame->file, frame->line, sourceRoot);
+        // A lint finding's column is its first frame's.
+        int column = frame == &frames.front() ? finding.column.value_or(0) : 0;
+        location["physicalLocation"] = physicalLocation(frame->file, frame->line, sourceRoot, column);
         if (!isLaunchKind(finding.kind)) {
             // A launch finding's "function" is the allocation count at the site, not a name.
             location["logicalLocations"] =
@@ -146,13 +150,17 @@ json relatedLocations(const Finding& finding, const fs::path& sourceRoot) {
 }
 
 json ruleJson(const Rule& rule) {
+    std::string markdown = fmt::format("{}\n\n**Fix:** {}\n\nSee the section *{}* of leakgate's README.",
+                                       rule.fullDescription, rule.help, rule.readmeSection);
+    json tags = json::array({"memory", "leak"});
+    tags.push_back(rule.evidence == Evidence::kSource ? "static-analysis" : "measured");
     return {{"id", rule.kind},
             {"name", rule.name},
             {"shortDescription", {{"text", rule.shortDescription}}},
-            {"fullDescription", {{"text", rule.shortDescription}}},
-            {"help", {{"text", rule.help}}},
-            {"defaultConfiguration", {{"level", "error"}}},
-            {"properties", {{"tags", json::array({"memory", "leak"})}}}};
+            {"fullDescription", {{"text", rule.fullDescription}}},
+            {"help", {{"text", rule.help}, {"markdown", markdown}}},
+            {"defaultConfiguration", {{"level", rule.level}}},
+            {"properties", {{"tags", std::move(tags)}, {"readmeSection", rule.readmeSection}}}};
 }
 
 } // namespace
@@ -225,7 +233,8 @@ std::string formatSarif(const Report& report, const fs::path& sourceRoot) {
                 // A kind this writer does not know yet still gets a rule: a result must name one.
                 rules.push_back({{"id", finding.kind},
                                  {"shortDescription", {{"text", finding.kind}}},
-                                 {"help", {{"text", finding.fix}}},
+                                 {"fullDescription", {{"text", finding.summary}}},
+                                 {"help", {{"text", finding.fix.empty() ? finding.summary : finding.fix}}},
                                  {"defaultConfiguration", {{"level", "error"}}}});
                 ruleIds.push_back(finding.kind);
                 known = ruleIds.end() - 1;
@@ -238,10 +247,11 @@ std::string formatSarif(const Report& report, const fs::path& sourceRoot) {
             if (!finding.locals.empty()) properties["locals"] = finding.locals;
             if (!finding.root.empty()) properties["root"] = finding.root;
             if (finding.harnessFrames > 0) properties["harnessFrames"] = finding.harnessFrames;
+            const Rule* rule = findRule(finding.kind);
             json entry = {
                 {"ruleId", finding.kind},
                 {"ruleIndex", known - ruleIds.begin()},
-                {"level", "error"},
+                {"level", rule ? rule->level : "error"},
                 {"message", {{"text", finding.summary}}},
                 {"locations", json::array({resultLocation(finding, result, sourceRoot)})},
                 {"partialFingerprints", {{kFingerprintKey, findingFingerprint(finding, result)}}},

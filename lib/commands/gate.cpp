@@ -92,6 +92,9 @@ void decideSoak(WorkloadResult& target, const WorkloadResult* reference) {
         }
         bool grows = *check.amount - baseline > kSoakSlopeBudget;
         check.status = grows ? Status::kFail : Status::kPass;
+        // The slope the target may have, for the HTML report's budget line.
+        if (target.details.contains("soak") && target.details["soak"].is_object())
+            target.details["soak"]["budget_slope_bytes_per_1000_steps"] = baseline + kSoakSlopeBudget;
         check.reason = fmt::format("{} ({}; budget {} per 1000 steps beyond it)", check.reason, against,
                                    humanBytes(kSoakSlopeBudget));
     }

@@ -5,6 +5,7 @@
 #include "probes/leakgate_module.h"
 #include "lib/base/subprocess.h"
 #include "lib/worker/registry.h"
+#include "lib/workloads/harness_loader.h"
 #include "probes/probe.h"
 #include "probes/sentinel_probe.h"
 
@@ -67,6 +68,24 @@ std::string readSpec(const std::string& specFd) {
     return text;
 }
 
+// The package under test and its version, as the harness learned them loading the target
+// (`details.target_package`): the reports name the release they judged. Nothing is recorded
+// when no target was loaded or the harness cannot tell; a failure here never costs the result.
+void recordTargetPackage(WorkloadResult& result) {
+    try {
+        pybind11::dict modules = pybind11::module_::import("sys").attr("modules");
+        if (!modules.contains(workloads::kHarnessModule)) return;
+        pybind11::object package = modules[workloads::kHarnessModule].attr("loaded_target_package")();
+        if (package.is_none()) return;
+        pybind11::object version = package["version"];
+        result.details["target_package"] = {
+            {"name", package["name"].cast<std::string>()},
+            {"version", version.is_none() ? nlohmann::json(nullptr) : nlohmann::json(version.cast<std::string>())}};
+    } catch (const pybind11::error_already_set&) {
+    } catch (const pybind11::cast_error&) {
+    }
+}
+
 } // namespace
 
 int workerMain(const std::string& specFd, const std::string& token) {
@@ -91,6 +110,7 @@ int workerMain(const std::string& specFd, const std::string& token) {
             result.error = WorkloadError{error.what(), std::nullopt, ""};
             result.error->usage = error.exitCode() == ExitCode::kUsage;
         }
+        recordTargetPackage(result);
         std::fflush(stdout);
         sendResult(channel, token, result);
     }

@@ -7,7 +7,8 @@ the sentinels they hold appear. The kernels it decorates are written to a real f
 
 The target protocol: a module with `kernel` and `jit` decorators, each usable bare
 (`@kernel`) and with options (`@kernel(**kernel_options)`), and optional `kernel_options`,
-`jit_options` (dicts, default {}) and `TARGET_NAME`. Or, for a DSL whose decorators do not fit
+`jit_options` (dicts, default {}), `TARGET_NAME` and `TARGET_PACKAGE` (the distribution under test as
+pip names it, or a tuple of names of which the first installed counts: its version is reported). Or, for a DSL whose decorators do not fit
 that, `decorators`: {name: {"decorator": d, "forms": [...], "arguments": (...), "options": {...}}}
 with forms among "bare" (`@d`), "options" (`@d(**options)`), "arguments" (`@d(*arguments,
 **options)`) and "class" (`@d` on a class, and one instance made).
@@ -62,7 +63,40 @@ def load_target(spec):
     else:
         module = importlib.import_module(spec["module"])
         sys.modules[TARGET_MODULE] = module
+    global _target_package
+    _target_package = _package_of(module, spec)
     return module
+
+
+_target_package = None
+
+
+def _package_of(module, spec):
+    """{"name", "version"} of the distribution under test: the target's TARGET_PACKAGE (a name, or
+    a tuple of names of which the first installed is taken), else, for a target named by module,
+    the distribution that installs its top-level package. None if unknown."""
+    import importlib.metadata as metadata
+    names = getattr(module, "TARGET_PACKAGE", None)
+    if isinstance(names, str):
+        names = (names,)
+    if not isinstance(names, (tuple, list)) and "module" in spec:
+        try:
+            names = metadata.packages_distributions().get(spec["module"].split(".")[0], [])
+        except Exception:  # a broken installed distribution must not fail the workload
+            names = []
+        names = names if len(names) == 1 else ()
+    names = [name for name in names or () if isinstance(name, str) and name]
+    for name in names:
+        try:
+            return {"name": name, "version": metadata.version(name)}
+        except metadata.PackageNotFoundError:
+            continue
+    return {"name": names[0], "version": None} if names else None
+
+
+def loaded_target_package():
+    """What load_target learned of the package under test (None: no target, or not known)."""
+    return _target_package
 
 
 PROBE_MODULE = "leakgate_probe"

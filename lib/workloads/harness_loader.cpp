@@ -30,7 +30,7 @@ py::module_ loadOwnModule(const std::string& relativePath, const std::string& mo
 
 py::module_ loadHarness() {
     py::list(py::module_::import("sys").attr("path")).insert(0, (dataDir() / "lib/data/reference").string());
-    return loadOwnModule("lib/workloads/harness.py", "_leakgate_harness", "<leakgate:harness>");
+    return loadOwnModule("lib/workloads/harness.py", kHarnessModule, "<leakgate:harness>");
 }
 
 py::dict targetSpec(const WorkerSpec& spec) {

@@ -17,6 +17,9 @@ namespace leakgate::workloads {
 pybind11::module_ loadOwnModule(const std::string& relativePath, const std::string& moduleName,
                                 const std::string& fileName);
 
+// The harness's name in sys.modules.
+inline constexpr const char* kHarnessModule = "_leakgate_harness";
+
 // The harness, with the reference runtime put on sys.path.
 pybind11::module_ loadHarness();
 

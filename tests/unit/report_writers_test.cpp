@@ -13,7 +13,12 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <filesystem>
+#include <fstream>
 #include <set>
+
+#include <fmt/format.h>
+#include <unistd.h>
 
 namespace leakgate {
 namespace {
@@ -398,21 +403,50 @@ Report htmlReport() {
                                 {"samples", samples},
                                 {"slope_bytes_per_1000_steps", 4096000.0},
                                 {"growth_bytes", 3686400.0}};
+        if (std::string(role) == "target") {
+            soak.details["soak"]["budget_slope_bytes_per_1000_steps"] = 4096000.0 + 524288;
+            soak.details["target_package"] = {{"name", "nvidia-cutlass-dsl"}, {"version", "4.6.1"}};
+        }
         report.results.push_back(soak);
     }
     WorkloadResult launch = result("launch", "target", {{"launch-allocations", Status::kFail, "worse"}});
     json cases = json::array();
     for (const char* type : {"Int32", "Float16", "<b>Bool</b>"}) {
-        cases.push_back({{"type", type},
-                         {"value", "1"},
-                         {"form", "T(v).__c_pointers__()"},
-                         {"target", {{"allocations_per_call", {4.0, 4.0, 4.1}}}},
-                         {"reference", {{"allocations_per_call", {0.0, 0.0, 0.0}}}},
-                         {"flagged", {"allocations"}}});
+        // Two cases per type: the bar is the worse one's lowest run (9.0), not a mean.
+        for (double base : {4.0, 9.0}) {
+            cases.push_back({{"type", type},
+                             {"value", base == 4.0 ? "1" : "-7"},
+                             {"form", "T(v).__c_pointers__()"},
+                             {"target",
+                              {{"allocations_per_call", {base, base, base + 0.5}},
+                               {"net_blocks_per_call", {1.0, 1.0, 1.0}},
+                               {"cyclic_garbage_per_call", {3.0, 3.0, 3.0}}}},
+                             {"reference",
+                              {{"allocations_per_call", {0.0, 0.0, 0.0}},
+                               {"net_blocks_per_call", {0.0, 0.0, 0.0}},
+                               {"cyclic_garbage_per_call", {0.0, 0.0, 0.0}}}},
+                             {"flagged", {"allocations"}}});
+        }
     }
     launch.details["cases"] = cases;
     report.results.push_back(launch);
     return report;
+}
+
+// The start and end of the first `<tag` element after `from` whose opening has `marker`.
+std::string elementWith(const std::string& html, const std::string& tag, const std::string& marker) {
+    size_t at = html.find(marker);
+    if (at == std::string::npos) return "";
+    size_t start = html.rfind("<" + tag, at);
+    size_t end = html.find("</" + tag + ">", at);
+    return start == std::string::npos || end == std::string::npos ? "" : html.substr(start, end - start);
+}
+
+size_t occurrences(const std::string& text, const std::string& what) {
+    size_t count = 0;
+    for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1))
+        ++count;
+    return count;
 }
 
 // The start tags a browser would build, and the text it would show, by Python's html.parser.
@@ -459,7 +493,8 @@ TEST(HtmlWriter, AHostileFileNameRendersAsText) {
         EXPECT_EQ(std::count(parsed.tags.begin(), parsed.tags.end(), forbidden), 0) << forbidden;
     }
     EXPECT_NE(parsed.text.find(kHostileFile), std::string::npos);
-    EXPECT_NE(parsed.text.find("local `<img src=x onerror=alert(2)>`"), std::string::npos);
+    // (the name in bold, its backticks dropped: SVG text has no <code>)
+    EXPECT_NE(parsed.text.find("local <img src=x onerror=alert(2)>"), std::string::npos);
 }
 
 TEST(HtmlWriter, DrawsPathsSoakCurvesAndLaunchBarsAsInlineSvg) {
@@ -467,19 +502,81 @@ TEST(HtmlWriter, DrawsPathsSoakCurvesAndLaunchBarsAsInlineSvg) {
     EXPECT_NE(html.find("<svg class=\"path\""), std::string::npos);
     EXPECT_NE(html.find("<svg class=\"chart soak\""), std::string::npos);
     EXPECT_NE(html.find("<svg class=\"chart launch\""), std::string::npos);
-    // target beside reference: one curve each
-    size_t soakCharts = 0;
-    for (size_t at = html.find("chart soak"); at != std::string::npos;
-         at = html.find("chart soak", at + 1))
-        ++soakCharts;
-    EXPECT_EQ(soakCharts, 2u);
-    EXPECT_NE(html.find("<polyline"), std::string::npos);
+    // target and reference on one plot: one SVG, a series and a fitted line each, and the budget
+    EXPECT_EQ(occurrences(html, "chart soak"), 1u);
+    std::string soak = elementWith(html, "svg", "chart soak");
+    EXPECT_EQ(occurrences(soak, R"(<polyline class="series target")"), 1u);
+    EXPECT_EQ(occurrences(soak, R"(<polyline class="series reference")"), 1u);
+    EXPECT_EQ(occurrences(soak, R"(<line class="fit")"), 2u);
+    EXPECT_EQ(occurrences(soak, R"(<line class="budget")"), 1u);
+    EXPECT_NE(soak.find("3.9 MiB/1000 steps"), std::string::npos); // the worker's slope, labelled
+    // the launch: allocations, net blocks and cyclic garbage, each bar the worst case
+    EXPECT_EQ(occurrences(html, "chart launch"), 3u);
+    for (const char* metric : {"allocations", "net-blocks", "cyclic-garbage"})
+        EXPECT_NE(html.find(fmt::format(R"(data-metric="{}")", metric)), std::string::npos) << metric;
+    std::string allocations = elementWith(html, "svg", R"(data-metric="allocations")");
+    EXPECT_NE(allocations.find("worst case Int32(-7) T(v).__c_pointers__() at 9.00"), std::string::npos);
+    EXPECT_NE(allocations.find("4.00 to 9.50"), std::string::npos); // the spread
+    EXPECT_NE(allocations.find(">flagged<"), std::string::npos);
+    // no legend entry for what the plot does not show: nothing of net blocks is flagged
+    EXPECT_EQ(elementWith(html, "svg", R"(data-metric="net-blocks")").find(">flagged<"), std::string::npos);
+    // inline code rendered, the header complete
+    EXPECT_NE(html.find("frame of <code>f</code> outlived its call"), std::string::npos);
+    EXPECT_NE(html.find(" UTC &middot; leakgate "), std::string::npos);
+    EXPECT_NE(html.find("under test: <code>nvidia-cutlass-dsl 4.6.1</code>"), std::string::npos);
     // the stderr tail is shown, escaped
     EXPECT_NE(html.find("Fatal Python error: &lt;segfault&gt; &amp;"), std::string::npos);
     // self-contained: nothing is fetched
     for (const char* fetch : {"<link", "src=\"", "href=\"", "@import", "url(http"})
         EXPECT_EQ(html.find(fetch), std::string::npos) << fetch;
     EXPECT_NE(html.find("exit 1"), std::string::npos);
+}
+
+TEST(HtmlWriter, ALintFindingShowsItsSourceLinesNotACycle) {
+    std::filesystem::path file = std::filesystem::temp_directory_path() /
+                                 fmt::format("leakgate-html-lint-{}.py", ::getpid());
+    {
+        std::ofstream out(file);
+        out << "import sys\n\ndef f():\n    frame = sys._getframe()\n    return frame.f_lineno\n";
+    }
+    Finding lint;
+    lint.kind = "lint:frame-in-local";
+    lint.summary = "local `frame` of `f` holds its own frame";
+    lint.frames = {{"f", file.string(), 4}};
+    lint.column = 5;
+    lint.fix = "`del frame` in a `finally`";
+    Report report = scanReport({lint});
+    report.command = "lint";
+    std::string html = formatHtml(report);
+    std::filesystem::remove(file);
+    EXPECT_EQ(html.find("<svg class=\"path\""), std::string::npos);
+    EXPECT_NE(html.find(R"(<span class="hit">    4 |     frame = sys._getframe()</span>)"), std::string::npos);
+    EXPECT_NE(html.find(R"(<span class="caret">      |     ^</span>)"), std::string::npos);
+    EXPECT_NE(html.find(R"(<span class="ctx">    3 | def f():</span>)"), std::string::npos);
+    EXPECT_NE(html.find("<code>del frame</code> in a <code>finally</code>"), std::string::npos);
+    EXPECT_NE(html.find(":4:5</code>"), std::string::npos);
+}
+
+TEST(HtmlWriter, AFailedWorkloadsPythonStackIsFoldedUnderItsRow) {
+    Report report = gateReport();
+    report.results[2].error->stderrTail =
+        "Traceback (most recent call last):\n  File \"t.py\", line 3, in <module>\nValueError: <no>\n";
+    std::string html = formatHtml(report);
+    EXPECT_NE(html.find(R"(<details class="stack"><summary>Python stack</summary><pre>Traceback)"),
+              std::string::npos);
+    EXPECT_NE(html.find("ValueError: &lt;no&gt;"), std::string::npos);
+    // a multi-line reason: its first line shown, the rest folded
+    report.results[0].checks[0].reason = "first line\nsecond line";
+    html = formatHtml(report);
+    EXPECT_NE(html.find("first line<details><summary>the rest</summary><pre>second line</pre>"),
+              std::string::npos);
+}
+
+TEST(HtmlWriter, BackticksBecomeCodeAndALoneOneStays) {
+    Report report = scanReport({frameCycle()});
+    report.results[0].checks[0].reason = "a `b` c ` d";
+    std::string html = formatHtml(report);
+    EXPECT_NE(html.find("a <code>b</code> c ` d"), std::string::npos);
 }
 
 TEST(HtmlWriter, AReportWithoutPlotsHasNoCharts) {

@@ -16,6 +16,7 @@ import cupyx.jit
 import numpy
 
 TARGET_NAME = "cupy"
+TARGET_PACKAGE = ("cupy-cuda13x", "cupy-cuda12x", "cupy")
 
 decorators = {
     "fuse": {"decorator": cupy.fuse, "forms": ["bare", "options"],

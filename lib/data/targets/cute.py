@@ -22,6 +22,7 @@ import cutlass
 import cutlass.cute as cute
 
 TARGET_NAME = "cute"
+TARGET_PACKAGE = "nvidia-cutlass-dsl"
 
 kernel = cute.kernel
 jit = cute.jit

@@ -14,6 +14,7 @@ import jax
 import jax.numpy as jnp
 
 TARGET_NAME = "jax"
+TARGET_PACKAGE = "jax"
 
 kernel = jax.jit
 jit = jax.jit

@@ -14,6 +14,7 @@ import triton
 import triton.language as tl
 
 TARGET_NAME = "triton"
+TARGET_PACKAGE = "triton"
 
 kernel = triton.jit
 jit = triton.jit

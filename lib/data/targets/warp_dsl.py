@@ -15,6 +15,7 @@ cases run on CUDA where there is a GPU and on the CPU otherwise.
 import warp as wp
 
 TARGET_NAME = "warp"
+TARGET_PACKAGE = "warp-lang"
 
 wp.config.quiet = True
 

@@ -10,6 +10,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <ctime>
+#include <fstream>
 #include <limits>
 #include <map>
 #include <optional>
@@ -22,8 +24,71 @@ using nlohmann::json;
 // Every string that reaches the page goes through here: file names, functions, summaries and
 // labels come from the target, and a script may be named `<script>....py`. (No attribute of the
 // page carries one of them.)
+// Terminal colour codes of the code under test are dropped first: a page shows none of them.
 std::string esc(std::string_view text) {
-    return escapeMarkup(text, MarkupContext::kText);
+    return escapeMarkup(withoutEscapes(std::string(text)), MarkupContext::kText);
+}
+
+// Text written for people (summaries, reasons, fixes, captions), where `name` marks code: each
+// pair of backticks becomes <code>. Escaped first, so what is inside stays text; a lone backtick
+// is left as it is.
+std::string prose(std::string_view text) {
+    std::string escaped = esc(text);
+    std::string out;
+    out.reserve(escaped.size() + 16);
+    size_t at = 0;
+    while (at < escaped.size()) {
+        size_t open = escaped.find('`', at);
+        size_t close = open == std::string::npos ? std::string::npos : escaped.find('`', open + 1);
+        if (close == std::string::npos) {
+            out.append(escaped, at, std::string::npos);
+            break;
+        }
+        out.append(escaped, at, open - at);
+        out += "<code>" + escaped.substr(open + 1, close - open - 1) + "</code>";
+        at = close + 1;
+    }
+    return out;
+}
+
+// The same for SVG text, which has no <code>: the name is set in bold; a backtick left alone (a
+// label cut short) is dropped.
+std::string svgProse(std::string_view text) {
+    std::string escaped = esc(text);
+    std::string out;
+    bool open = false;
+    for (char c : escaped) {
+        if (c != '`') {
+            out += c;
+            continue;
+        }
+        out += open ? "</tspan>" : R"(<tspan font-weight="600">)";
+        open = !open;
+    }
+    if (open) {
+        size_t at = out.rfind(R"(<tspan font-weight="600">)");
+        out.erase(at, std::string_view(R"(<tspan font-weight="600">)").size());
+    }
+    return out;
+}
+
+// A tooltip (an SVG <title>): the text without its backticks.
+std::string plain(std::string_view text) {
+    std::string out(text);
+    std::erase(out, '`');
+    return esc(out);
+}
+
+// A reason or message of several lines (a Python traceback, most often): the first line, and the
+// rest folded under it.
+std::string foldedProse(const std::string& text, const char* what) {
+    size_t end = text.find('\n');
+    if (end == std::string::npos) return prose(text);
+    std::string rest = text.substr(end + 1);
+    while (!rest.empty() && (rest.back() == '\n' || rest.back() == ' ')) rest.pop_back();
+    if (rest.empty()) return prose(text.substr(0, end));
+    return fmt::format("{}<details><summary>{}</summary><pre>{}</pre></details>", prose(text.substr(0, end)),
+                       what, esc(rest));
 }
 
 // default-src 'none' keeps the page offline and script-free even if an escape were ever missed.
@@ -66,6 +131,9 @@ svg{max-width:100%;height:auto}
 svg text{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:12px;fill:#1f2328}
 svg .muted{fill:#57606a}
 .scroll{overflow-x:auto}
+pre.source{white-space:pre;word-break:normal}
+pre.source .ctx{color:#57606a}pre.source .hit{font-weight:600}pre.source .caret{color:#cf222e}
+details>summary{cursor:pointer;color:#57606a}
 </style>
 )";
 
@@ -225,8 +293,8 @@ std::string pathSvg(const Finding& finding, const std::vector<PathStep>& path, i
         body += fmt::format(
             R"(<g><title>{}</title><rect x="{}" y="{:.1f}" width="{:.1f}" height="{}" rx="5" )"
             R"(fill="{}" stroke="{}"/><text x="{}" y="{:.1f}">{}</text></g>)",
-            esc(nodes[i]), kLeft, boxY(i), boxWidth, kBoxHeight, frame ? "#fff1e5" : "#f6f8fa",
-            frame ? "#bc4c00" : "#8c959f", kLeft + 10, boxY(i) + 19, esc(shorten(nodes[i], kTextLimit)));
+            plain(nodes[i]), kLeft, boxY(i), boxWidth, kBoxHeight, frame ? "#fff1e5" : "#f6f8fa",
+            frame ? "#bc4c00" : "#8c959f", kLeft + 10, boxY(i) + 19, svgProse(shorten(nodes[i], kTextLimit)));
     }
     const double arrowX = kLeft + 24;
     for (size_t i = 0; i + 1 < nodes.size(); ++i) {
@@ -234,7 +302,7 @@ std::string pathSvg(const Finding& finding, const std::vector<PathStep>& path, i
         body += fmt::format(R"(<line x1="{0}" x2="{0}" y1="{1:.1f}" y2="{2:.1f}" stroke="#1f2328" )"
                             R"~(marker-end="url(#arrow{3})"/><text x="{4}" y="{5:.1f}">{6}</text>)~",
                             arrowX, from, to - 2, id, arrowX + 12, (from + to) / 2 + 4,
-                            esc(shorten(labels[i], kTextLimit)));
+                            svgProse(shorten(labels[i], kTextLimit)));
     }
     if (cycle) {
         double from = boxY(nodes.size() - 1) + kBoxHeight, back = boxY(0) + kBoxHeight / 2;
@@ -243,7 +311,7 @@ std::string pathSvg(const Finding& finding, const std::vector<PathStep>& path, i
             R"~(stroke-width="1.5" marker-end="url(#arrow{5}r)"/>)~"
             R"(<text x="{6}" y="{7:.1f}" style="fill:#cf222e">{8}</text>)",
             arrowX, from, loopY, back, kLeft - 2, id, arrowX + 12, from + 17,
-            esc(shorten(labels.back(), kTextLimit)));
+            svgProse(shorten(labels.back(), kTextLimit)));
     }
     std::string markers = fmt::format(
         R"(<defs><marker id="arrow{0}" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" )"
@@ -259,9 +327,48 @@ std::string pathSvg(const Finding& finding, const std::vector<PathStep>& path, i
                        markers, body);
 }
 
+// ---- a lint finding: the lines around it, the column marked ----
+
+// Read when the page is written (lint's files are the user's own and still there); a file that
+// cannot be read shows its location only.
+std::string sourceSnippet(const Finding& finding) {
+    constexpr int kAround = 2;
+    constexpr size_t kLineLimit = 160;
+    if (finding.frames.empty() || finding.frames[0].line <= 0) return "";
+    const FrameInfo& at = finding.frames[0];
+    std::string where = fmt::format("{}:{}", at.file, at.line);
+    if (finding.column) where += fmt::format(":{}", *finding.column);
+    std::ifstream file(at.file);
+    std::vector<std::pair<int, std::string>> lines;
+    std::string line;
+    for (int number = 1; file && std::getline(file, line) && number <= at.line + kAround; ++number) {
+        if (number >= at.line - kAround) lines.emplace_back(number, line);
+    }
+    if (lines.empty() || lines.back().first < at.line) {
+        return fmt::format(R"(<p class="meta">at <code>{}</code> (the source could not be read)</p>)",
+                           esc(where));
+    }
+    std::string out = fmt::format(R"(<p class="meta">at <code>{}</code></p><pre class="source">)", esc(where));
+    for (const auto& [number, text] : lines) {
+        std::string shown = shorten(text, kLineLimit);
+        bool hit = number == at.line;
+        out += fmt::format(R"(<span class="{}">{:>5} | {}</span>)", hit ? "hit" : "ctx", number, esc(shown));
+        out += "\n";
+        if (hit && finding.column && *finding.column >= 1 &&
+            static_cast<size_t>(*finding.column) <= shown.size() + 1) {
+            // Tabs kept, so the caret lines up under the same characters.
+            std::string pad;
+            for (int i = 0; i + 1 < *finding.column; ++i)
+                pad += shown[static_cast<size_t>(i)] == '\t' ? '\t' : ' ';
+            out += fmt::format(R"(<span class="caret">      | {}^</span>)", pad) + "\n";
+        }
+    }
+    return out + "</pre>";
+}
+
 std::string findingHtml(const Finding& finding, const WorkloadResult& result, int id) {
     std::string out = R"(<article class="finding">)";
-    out += fmt::format("<h3>{} {}</h3>", badge("fail", finding.kind), esc(finding.summary));
+    out += fmt::format("<h3>{} {}</h3>", badge("fail", finding.kind), prose(finding.summary));
     out += fmt::format(R"(<p class="meta">{} on <code>{}</code>)", esc(result.workload),
                        esc(result.subject));
     if (finding.objects > 0 || finding.bytes > 0) {
@@ -269,13 +376,20 @@ std::string findingHtml(const Finding& finding, const WorkloadResult& result, in
                            finding.objects == 1 ? "" : "s", esc(humanBytes(finding.bytes)));
     }
     out += "</p>";
+    if (finding.kind.starts_with("lint:")) {
+        // A lint finding is a place in a file: its lines, not a cycle.
+        out += sourceSnippet(finding);
+        if (!finding.fix.empty())
+            out += fmt::format(R"(<p class="fix"><strong>Fix:</strong> {}</p>)", prose(finding.fix));
+        return out + "</article>\n";
+    }
     const std::vector<PathStep> path = pathAsWritten(finding);
     if (!finding.cycleShapes.empty()) {
         // Launch garbage: cycle shapes with their counts, not the edges of one path.
         out += "<p>Cycles left per launch:</p><ul>";
         for (const auto& shape : finding.cycleShapes) {
             out += fmt::format("<li>{}: <code>{}</code></li>",
-                               esc(cycleShapeCount(shape.count, shape.types)), esc(shape.cycle));
+                               esc(cycleShapeCount(shape.count, shape.types)), plain(shape.cycle));
         }
         out += "</ul>";
     } else if (!path.empty()) {
@@ -302,7 +416,7 @@ std::string findingHtml(const Finding& finding, const WorkloadResult& result, in
         }
     }
     if (!finding.fix.empty())
-        out += fmt::format(R"(<p class="fix"><strong>Fix:</strong> {}</p>)", esc(finding.fix));
+        out += fmt::format(R"(<p class="fix"><strong>Fix:</strong> {}</p>)", prose(finding.fix));
     out += "</article>\n";
     return out;
 }
@@ -335,59 +449,192 @@ std::optional<std::vector<std::pair<double, double>>> soakSamples(const Workload
     return points;
 }
 
-std::string soakChart(const WorkloadResult& result,
-                      const std::vector<std::pair<double, double>>& points) {
+// "1.1 KiB": a figure for a plot's labels, without humanBytes' exact count.
+std::string shortBytes(double bytes) {
+    std::string text = humanBytes(clampedBytes(bytes));
+    return text.substr(0, text.find(" ("));
+}
+
+// One series of the soak plot: a worker's samples, the line fitted to them as the worker fits it,
+// and the slope the worker reported.
+struct SoakSeries {
+    const WorkloadResult* result = nullptr;
+    std::vector<std::pair<double, double>> points; // (step, RSS in MiB)
+    double fitFrom = 0, fitAt = 0, fitSlope = 0;   // the fit: MiB at step fitFrom, MiB per step
+    std::optional<double> reportedSlope;           // bytes per 1000 steps, as the JSON says
+    const char* color = "#0969da";
+};
+
+double soakNumber(const WorkloadResult& result, const char* field, double otherwise) {
+    const json& soak = result.details["soak"];
+    auto found = soak.find(field);
+    return found != soak.end() && found->is_number() ? found->get<double>() : otherwise;
+}
+
+// Least squares over the samples after the first tenth (the worker's warm-up rule, launch.cpp).
+SoakSeries soakSeries(const WorkloadResult& result, std::vector<std::pair<double, double>> points) {
+    SoakSeries series;
+    series.result = &result;
+    series.points = std::move(points);
+    series.color = result.role == "reference" ? "#57606a" : "#0969da";
+    size_t from = series.points.size() / 10;
+    double n = 0, sx = 0, sy = 0, sxx = 0, sxy = 0;
+    for (size_t i = from; i < series.points.size(); ++i) {
+        auto [x, y] = series.points[i];
+        n += 1;
+        sx += x;
+        sy += y;
+        sxx += x * x;
+        sxy += x * y;
+    }
+    double denominator = n * sxx - sx * sx;
+    series.fitSlope = n >= 2 && denominator > 0 ? (n * sxy - sx * sy) / denominator : 0.0;
+    double intercept = n > 0 ? (sy - series.fitSlope * sx) / n : series.points[from].second;
+    series.fitFrom = series.points[from].first;
+    series.fitAt = intercept + series.fitSlope * series.fitFrom;
+    const json& soak = result.details["soak"];
+    if (soak.contains("slope_bytes_per_1000_steps") && soak["slope_bytes_per_1000_steps"].is_number())
+        series.reportedSlope = soak["slope_bytes_per_1000_steps"].get<double>();
+    return series;
+}
+
+// Target and reference on one plot, on the same axes: RSS in MiB over steps, each with its fitted
+// line and slope, and the target's budget (the reference's slope plus the gate's allowance) drawn
+// dashed from where the target's fit starts. Lines that leave the plot are cut at its edge.
+std::string soakChart(const std::vector<SoakSeries>& series) {
     Plot plot;
-    auto [minX, maxX] = std::minmax_element(
-        points.begin(), points.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
-    auto [minY, maxY] = std::minmax_element(
-        points.begin(), points.end(), [](const auto& a, const auto& b) { return a.second < b.second; });
-    Axis x = niceAxis(std::min(0.0, minX->first), maxX->first, 4);
-    Axis y = niceAxis(minY->second, maxY->second, 5);
+    plot.width = 760;
+    plot.right = 200; // the slope labels, right of the lines' ends
+    const SoakSeries* target = nullptr;
+    for (const auto& one : series) {
+        if (one.result->role == "target") target = &one;
+    }
+    const bool budgeted =
+        target && target->result->details["soak"].contains("budget_slope_bytes_per_1000_steps");
+    // The legend above the plot, a row per series and one for the budget.
+    plot.top = 20 + 15.0 * static_cast<double>(series.size() + (budgeted ? 1 : 0));
+    plot.height = 290 + plot.top;
+    double maxX = 0, minY = INFINITY, maxY = -INFINITY;
+    for (const auto& one : series) {
+        for (const auto& [step, mib] : one.points) {
+            maxX = std::max(maxX, step);
+            minY = std::min(minY, mib);
+            maxY = std::max(maxY, mib);
+        }
+    }
+    Axis x = niceAxis(0, maxX, 5);
+    Axis y = niceAxis(minY, maxY + (maxY - minY) * 0.08, 5);
     auto sx = [&](double v) { return plot.left + plot.innerWidth() * (v - x.low) / (x.high - x.low); };
     auto sy = [&](double v) {
         return plot.top + plot.innerHeight() * (1 - (v - y.low) / (y.high - y.low));
     };
-    const char* color = result.role == "reference" ? "#57606a" : "#0969da";
-    std::string line;
-    for (const auto& [step, mib] : points)
-        line += fmt::format("{:.1f},{:.1f} ", sx(step), sy(mib));
-    std::string dots;
-    if (points.size() <= 80) {
-        for (const auto& [step, mib] : points) {
-            dots += fmt::format(R"(<circle cx="{:.1f}" cy="{:.1f}" r="2.5" fill="{}">)"
-                                R"(<title>step {:.0f}: {:.2f} MiB</title></circle>)",
-                                sx(step), sy(mib), color, step, mib);
+    // A straight line from (x0, y0) with `slope` (MiB per step) to x1, cut at the plot's top and bottom.
+    auto clippedLine = [&](double x0, double y0, double slope, double x1) {
+        double y1 = y0 + slope * (x1 - x0);
+        if (slope != 0 && (y1 > y.high || y1 < y.low)) {
+            double edge = y1 > y.high ? y.high : y.low;
+            x1 = x0 + (edge - y0) / slope;
+            y1 = edge;
         }
+        return std::make_tuple(sx(x0), sy(std::clamp(y0, y.low, y.high)), sx(x1), sy(y1));
+    };
+    std::string body = axes(plot, x, y, "step", "RSS (MiB)", true);
+    std::string labels;
+    double legendY = 16;
+    std::vector<double> labelRows;
+    for (const auto& one : series) {
+        std::string line;
+        for (const auto& [step, mib] : one.points)
+            line += fmt::format("{:.1f},{:.1f} ", sx(step), sy(mib));
+        const std::string name = fmt::format("{}: {}", one.result->role, one.result->subject);
+        body += fmt::format(R"(<polyline class="series {}" points="{}" fill="none" stroke="{}" )"
+                            R"(stroke-width="2" opacity="0.75"><title>{}</title></polyline>)",
+                            esc(one.result->role), line, one.color, esc(name));
+        if (one.points.size() <= 80) {
+            for (const auto& [step, mib] : one.points) {
+                body += fmt::format(R"(<circle cx="{:.1f}" cy="{:.1f}" r="2.5" fill="{}">)"
+                                    R"(<title>{} step {:.0f}: {:.2f} MiB</title></circle>)",
+                                    sx(step), sy(mib), one.color, esc(one.result->role), step, mib);
+            }
+        }
+        double lastX = one.points.back().first;
+        auto [x0, y0, x1, y1] = clippedLine(one.fitFrom, one.fitAt, one.fitSlope, lastX);
+        body += fmt::format(R"(<line class="fit" x1="{:.1f}" y1="{:.1f}" x2="{:.1f}" y2="{:.1f}" )"
+                            R"(stroke="{}" stroke-width="1.5"/>)",
+                            x0, y0, x1, y1, one.color);
+        std::string slope = one.reportedSlope ? shortBytes(*one.reportedSlope) + "/1000 steps" : "";
+        // Beside the line's end, and below the label before it where they would overlap.
+        double labelY = std::clamp(y1 + 4, plot.top + 8, plot.height - plot.bottom);
+        for (double taken : labelRows) {
+            if (std::abs(labelY - taken) < 14) labelY = taken + 14;
+        }
+        labelRows.push_back(labelY);
+        labels += fmt::format(R"(<text x="{:.1f}" y="{:.1f}" style="fill:{}">{}</text>)",
+                              plot.width - plot.right + 8, labelY,
+                              one.color, esc(shorten(one.result->role + " " + slope, 34)));
+        body += fmt::format(R"(<rect x="{0:.1f}" y="{1:.1f}" width="10" height="10" fill="{2}"/>)"
+                            R"(<text x="{3:.1f}" y="{4:.1f}">{5}</text>)",
+                            plot.left + 8, legendY - 9, one.color, plot.left + 22, legendY,
+                            esc(shorten(name, 64)));
+        legendY += 15;
     }
-    std::string title = fmt::format("{}: {}", result.role, result.subject);
+    if (budgeted) {
+        double budget = soakNumber(*target->result, "budget_slope_bytes_per_1000_steps", 0);
+        double perStep = budget / 1000.0 / (1024.0 * 1024.0);
+        auto [x0, y0, x1, y1] =
+            clippedLine(target->fitFrom, target->fitAt, perStep, target->points.back().first);
+        body += fmt::format(R"(<line class="budget" x1="{:.1f}" y1="{:.1f}" x2="{:.1f}" y2="{:.1f}" )"
+                            R"(stroke="#cf222e" stroke-width="1.5" stroke-dasharray="6 4">)"
+                            R"(<title>{}</title></line>)",
+                            x0, y0, x1, y1,
+                            esc(fmt::format("budget: {} per 1000 steps", humanBytes(clampedBytes(budget)))));
+        body += fmt::format(R"(<line x1="{0:.1f}" x2="{1:.1f}" y1="{2:.1f}" y2="{2:.1f}" stroke="#cf222e" )"
+                            R"(stroke-width="1.5" stroke-dasharray="6 4"/>)"
+                            R"(<text x="{3:.1f}" y="{4:.1f}">budget {5}/1000 steps</text>)",
+                            plot.left + 6, plot.left + 18, legendY - 4, plot.left + 22, legendY,
+                            esc(shortBytes(budget)));
+    }
     std::string svg = fmt::format(
         R"(<svg class="chart soak" xmlns="http://www.w3.org/2000/svg" width="{0:.0f}" height="{1:.0f}" )"
-        R"(viewBox="0 0 {0:.0f} {1:.0f}" role="img"><title>{2}</title>)"
-        R"(<text x="{3:.1f}" y="18" style="font-weight:600">{4}</text>{5})"
-        R"(<polyline points="{6}" fill="none" stroke="{7}" stroke-width="2"/>{8}</svg>)",
-        plot.width, plot.height, esc("RSS over soak steps, " + title), plot.left,
-        esc(shorten(title, 56)), axes(plot, x, y, "step", "RSS (MiB)", true), line, color, dots);
+        R"(viewBox="0 0 {0:.0f} {1:.0f}" role="img"><title>RSS over soak steps</title>{2}{3}</svg>)",
+        plot.width, plot.height, body, labels);
     std::string caption;
-    const json& soak = result.details["soak"];
-    if (soak.contains("slope_bytes_per_1000_steps") && soak["slope_bytes_per_1000_steps"].is_number()) {
-        caption =
-            fmt::format("grows {} per 1000 steps",
-                        humanBytes(clampedBytes(soak["slope_bytes_per_1000_steps"].get<double>())));
+    for (const auto& one : series) {
+        std::string part = one.result->role;
+        if (one.reportedSlope) part += " grows " + humanBytes(clampedBytes(*one.reportedSlope)) + " per 1000 steps";
+        double growth = soakNumber(*one.result, "growth_bytes", NAN);
+        if (!std::isnan(growth)) part += fmt::format(", {} after warm-up", humanBytes(clampedBytes(growth)));
+        double steps = soakNumber(*one.result, "steps", NAN);
+        if (!std::isnan(steps)) part += fmt::format(" ({:.0f} steps)", steps);
+        caption += (caption.empty() ? "" : "; ") + part;
     }
-    if (soak.contains("growth_bytes") && soak["growth_bytes"].is_number()) {
-        caption += fmt::format("{}{} after warm-up", caption.empty() ? "" : "; ",
-                               humanBytes(clampedBytes(soak["growth_bytes"].get<double>())));
-    }
-    return fmt::format("<figure>{}<figcaption>{}</figcaption></figure>", svg, esc(caption));
+    caption += ". Straight lines: least-squares fits after the first tenth of the samples (warm-up)";
+    if (budgeted)
+        caption += "; dashed: the slope the target may have and pass";
+    return fmt::format(R"(<figure class="scroll">{}<figcaption>{}.</figcaption></figure>)", svg, prose(caption));
 }
 
 // ---- the launch path: allocations per call, per scalar type ----
 
+// The launch workload's three figures, as its cases record them (scalar_cases.cpp, runsJson).
+struct LaunchMetric {
+    const char* field;   // the per-run array of a case's target and reference
+    const char* flag;    // the name in a case's "flagged"
+    const char* what;    // the y axis
+};
+constexpr LaunchMetric kLaunchMetrics[] = {
+    {"allocations_per_call", "allocations", "allocator calls per call"},
+    {"net_blocks_per_call", "net-blocks", "net blocks per call"},
+    {"cyclic_garbage_per_call", "cyclic-garbage", "cyclic garbage per call"},
+};
+
+// Per scalar type, the figure the check's text quotes: the worst case (values and call forms),
+// each case counted by its lowest run (the every-run rule); the spread is every run of every case.
 struct TypeBars {
     std::string type;
-    double target = 0, targetLow = 0, targetHigh = 0;
-    std::optional<double> reference;
+    double worst = -INFINITY, low = INFINITY, high = -INFINITY;
+    std::string worstCase; // "Int32(7) T(v).__c_pointers__()"
+    std::optional<double> reference; // the reference's highest run of any case
     bool flagged = false;
 };
 
@@ -400,86 +647,97 @@ std::vector<double> perCall(const json& side, const char* field) {
     return values;
 }
 
-// Per scalar type, the mean over its cases (values, call forms) and their measured runs.
-std::vector<TypeBars> launchBars(const WorkloadResult& result) {
+std::vector<TypeBars> launchBars(const WorkloadResult& result, const LaunchMetric& metric) {
     std::vector<TypeBars> bars;
     if (result.workload != "launch" || !result.details.is_object() || !result.details.contains("cases"))
         return bars;
     const json& cases = result.details["cases"];
     if (!cases.is_array()) return bars;
-    struct Sums {
-        double target = 0, reference = 0;
-        int targetCount = 0, referenceCount = 0;
-        double low = INFINITY, high = -INFINITY;
-        bool flagged = false;
-    };
     std::vector<std::string> order;
-    std::map<std::string, Sums> byType;
+    std::map<std::string, TypeBars> byType;
     for (const json& entry : cases) {
         if (!entry.is_object() || !entry.contains("type") || !entry["type"].is_string()) continue;
         std::string type = entry["type"].get<std::string>();
         if (!byType.count(type)) order.push_back(type);
-        Sums& sums = byType[type];
-        for (double value : perCall(entry.value("target", json()), "allocations_per_call")) {
-            sums.target += value;
-            ++sums.targetCount;
-            sums.low = std::min(sums.low, value);
-            sums.high = std::max(sums.high, value);
+        TypeBars& bar = byType[type];
+        bar.type = type;
+        std::vector<double> runs = perCall(entry.value("target", json()), metric.field);
+        if (!runs.empty()) {
+            auto [low, high] = std::minmax_element(runs.begin(), runs.end());
+            if (*low > bar.worst) {
+                bar.worst = *low;
+                bar.worstCase = fmt::format("{}({}) {}", type, entry.value("value", std::string()),
+                                            entry.value("form", std::string()));
+            }
+            bar.low = std::min(bar.low, *low);
+            bar.high = std::max(bar.high, *high);
         }
-        for (double value : perCall(entry.value("reference", json()), "allocations_per_call")) {
-            sums.reference += value;
-            ++sums.referenceCount;
-        }
+        for (double value : perCall(entry.value("reference", json()), metric.field))
+            bar.reference = std::max(bar.reference.value_or(-INFINITY), value);
         if (entry.contains("flagged") && entry["flagged"].is_array()) {
-            for (const json& metric : entry["flagged"])
-                sums.flagged |= metric == "allocations";
+            for (const json& flag : entry["flagged"])
+                bar.flagged |= flag == metric.flag;
         }
     }
     for (const auto& type : order) {
-        const Sums& sums = byType[type];
-        if (sums.targetCount == 0) continue;
-        TypeBars bar{type,        sums.target / sums.targetCount, sums.low, sums.high, std::nullopt,
-                     sums.flagged};
-        if (sums.referenceCount > 0) bar.reference = sums.reference / sums.referenceCount;
-        bars.push_back(bar);
+        if (std::isfinite(byType[type].worst)) bars.push_back(byType[type]);
     }
     return bars;
 }
 
-std::string launchChart(const WorkloadResult& result, const std::vector<TypeBars>& bars) {
+std::string launchChart(const WorkloadResult& result, const LaunchMetric& metric,
+                        const std::vector<TypeBars>& bars) {
     constexpr double kBar = 14, kGroupGap = 18;
     Plot plot;
     plot.bottom = 76; // room for the type names, slanted
     bool anyReference = std::any_of(bars.begin(), bars.end(),
                                     [](const TypeBars& bar) { return bar.reference.has_value(); });
+    bool anyFlagged =
+        std::any_of(bars.begin(), bars.end(), [](const TypeBars& bar) { return bar.flagged; });
     double group = (anyReference ? 2 * kBar : kBar) + kGroupGap;
     plot.width =
         std::max(520.0, plot.left + plot.right + group * static_cast<double>(bars.size()) + kGroupGap);
-    double top = 0;
-    for (const auto& bar : bars)
-        top = std::max({top, bar.target, bar.reference.value_or(0)});
-    Axis y = niceAxis(0, std::max(top, 1.0), 5);
+    double top = 0, bottom = 0;
+    for (const auto& bar : bars) {
+        top = std::max({top, bar.high, bar.reference.value_or(0)});
+        bottom = std::min({bottom, bar.low, bar.reference.value_or(0)});
+    }
+    Axis y = niceAxis(bottom, std::max(top, bottom + 1.0), 5);
     auto sy = [&](double v) {
         return plot.top + plot.innerHeight() * (1 - (v - y.low) / (y.high - y.low));
     };
-    std::string body = axes(plot, Axis{}, y, "", "allocations per call", false);
+    // A bar from zero to `value`, up or down, at least a sliver: "nothing" is a figure here.
+    auto barBox = [&](double value) {
+        double from = sy(0), to = sy(value);
+        double top = std::min(from, to), height = std::max(std::abs(from - to), 2.0);
+        if (value >= 0 && std::abs(from - to) < 2.0) top = from - 2.0;
+        return std::make_pair(top, height);
+    };
+    std::string body = axes(plot, Axis{}, y, "", metric.what, false);
     for (size_t i = 0; i < bars.size(); ++i) {
         const TypeBars& bar = bars[i];
         double x = plot.left + kGroupGap + group * static_cast<double>(i);
+        auto [barTop, barHeight] = barBox(bar.worst);
         body += fmt::format(
-            R"(<rect x="{:.1f}" y="{:.1f}" width="{}" height="{:.1f}" fill="{}">)"
+            R"(<rect class="target{}" x="{:.1f}" y="{:.1f}" width="{}" height="{:.1f}" fill="{}">)"
             R"(<title>{}</title></rect>)",
-            x, sy(bar.target), kBar, sy(0) - sy(bar.target), bar.flagged ? "#cf222e" : "#0969da",
-            esc(fmt::format("{} target: {:.2f} allocations per call (runs {:.2f} to {:.2f}){}", bar.type,
-                            bar.target, bar.targetLow, bar.targetHigh, bar.flagged ? ", flagged" : "")));
+            bar.flagged ? " flagged" : "", x, barTop, kBar, barHeight, bar.flagged ? "#cf222e" : "#0969da",
+            esc(fmt::format("{} target: worst case {} at {:.2f} in every run; runs of all its cases "
+                            "{:.2f} to {:.2f}{}",
+                            bar.type, bar.worstCase, bar.worst, bar.low, bar.high,
+                            bar.flagged ? "; flagged" : "")));
+        // The spread: every run of every case of the type.
+        double middle = x + kBar / 2;
+        body += fmt::format(R"(<path class="spread" d="M{0:.1f} {1:.1f}V{2:.1f}M{3:.1f} {1:.1f}H{4:.1f})"
+                            R"(M{3:.1f} {2:.1f}H{4:.1f}" stroke="#1f2328" stroke-width="1.2" fill="none"/>)",
+                            middle, sy(bar.high), sy(bar.low), middle - 4, middle + 4);
         if (bar.reference) {
-            // At least a sliver: "the reference allocates nothing" is the point of the comparison.
-            double height = std::max(sy(0) - sy(*bar.reference), 2.0);
+            auto [refTop, refHeight] = barBox(*bar.reference);
             body += fmt::format(
-                R"(<rect x="{:.1f}" y="{:.1f}" width="{}" height="{:.1f}" fill="#8c959f">)"
+                R"(<rect class="reference" x="{:.1f}" y="{:.1f}" width="{}" height="{:.1f}" fill="#8c959f">)"
                 R"(<title>{}</title></rect>)",
-                x + kBar, sy(0) - height, kBar, height,
-                esc(fmt::format("{} reference: {:.2f} allocations per call", bar.type, *bar.reference)));
+                x + kBar, refTop, kBar, refHeight,
+                esc(fmt::format("{} reference: at most {:.2f} in any run", bar.type, *bar.reference)));
         }
         double labelX = x + (anyReference ? kBar : kBar / 2);
         double labelY = plot.height - plot.bottom + 14;
@@ -487,28 +745,39 @@ std::string launchChart(const WorkloadResult& result, const std::vector<TypeBars
                             R"~(transform="rotate(-40 {0:.1f} {1:.1f})">{2}</text>)~",
                             labelX, labelY, esc(shorten(bar.type, 16)));
     }
-    double legendX = plot.width - plot.right - 250;
-    body += fmt::format(R"(<rect x="{0:.1f}" y="8" width="10" height="10" fill="#0969da"/>)"
-                        R"(<text x="{1:.1f}" y="17">target</text>)"
-                        R"(<rect x="{2:.1f}" y="8" width="10" height="10" fill="#cf222e"/>)"
-                        R"(<text x="{3:.1f}" y="17">flagged</text>)",
-                        legendX, legendX + 14, legendX + 76, legendX + 90);
-    if (anyReference) {
-        body += fmt::format(R"(<rect x="{0:.1f}" y="8" width="10" height="10" fill="#8c959f"/>)"
-                            R"(<text x="{1:.1f}" y="17">reference</text>)",
-                            legendX + 160, legendX + 174);
-    }
+    // The legend names what the plot shows, nothing more.
+    double legendX = plot.left + 8;
+    auto entry = [&](const char* color, const char* name) {
+        body += fmt::format(R"(<rect x="{:.1f}" y="8" width="10" height="10" fill="{}"/>)"
+                            R"(<text x="{:.1f}" y="17">{}</text>)",
+                            legendX, color, legendX + 14, name);
+        legendX += 14 + kCharWidth * static_cast<double>(std::string_view(name).size()) + 16;
+    };
+    entry("#0969da", "target (worst case)");
+    if (anyFlagged) entry("#cf222e", "flagged");
+    if (anyReference) entry("#8c959f", "reference");
     std::string svg = fmt::format(
-        R"(<svg class="chart launch" xmlns="http://www.w3.org/2000/svg" width="{0:.0f}" )"
-        R"(height="{1:.0f}" viewBox="0 0 {0:.0f} {1:.0f}" role="img"><title>{2}</title>{3}</svg>)",
-        plot.width, plot.height, esc("allocations per call per scalar type, " + result.subject), body);
-    return fmt::format(
-        R"(<figure class="scroll">{}<figcaption>Mean allocator calls per launch call, over each type's )"
-        R"(values, call forms and measured runs; hover a bar for the range.</figcaption></figure>)",
-        svg);
+        R"(<svg class="chart launch" data-metric="{0}" xmlns="http://www.w3.org/2000/svg" width="{1:.0f}" )"
+        R"(height="{2:.0f}" viewBox="0 0 {1:.0f} {2:.0f}" role="img"><title>{3}</title>{4}</svg>)",
+        metric.flag, plot.width, plot.height, esc(std::string(metric.what) + " per scalar type, " + result.subject),
+        body);
+    return fmt::format(R"(<figure class="scroll">{}<figcaption>{} ({}): the bar is the type's worst )"
+                       R"(case, counted by its lowest run as the check counts it; the whisker spans )"
+                       R"(every run of every case; hover for the case.</figcaption></figure>)",
+                       svg, esc(metric.what), esc(result.role));
 }
 
 // ---- the page ----
+
+// What the worker wrote before it failed (the Python stack, most often), folded under its line.
+std::string stackHtml(const WorkloadError& error) {
+    std::string tail = error.stderrTail;
+    while (!tail.empty() && (tail.back() == '\n' || tail.back() == ' ')) tail.pop_back();
+    if (tail.empty()) return "";
+    bool python = tail.find("Traceback (most recent call last)") != std::string::npos;
+    return fmt::format("<details class=\"stack\"><summary>{}</summary><pre>{}</pre></details>",
+                       python ? "Python stack" : "what the worker wrote (tail)", esc(tail));
+}
 
 std::string summaryHtml(const Report& report) {
     std::map<Status, int> counts;
@@ -534,14 +803,14 @@ std::string summaryHtml(const Report& report) {
                 esc(result.workload), esc(result.role), esc(result.subject), esc(check.name),
                 baseline ? badge("baseline", "fail")
                          : badge(statusClass(check.status), toString(check.status)),
-                esc(check.reason));
+                foldedProse(check.reason, "the rest"));
         }
         if (result.error) {
             out += fmt::format(
                 R"(<tr><td>{}</td><td>{}</td><td class="mono">{}</td><td class="mono">worker</td>)"
                 R"(<td>{}</td><td>{}</td></tr>)",
                 esc(result.workload), esc(result.role), esc(result.subject), badge("error", "error"),
-                esc(result.error->message));
+                foldedProse(result.error->message, "the rest") + stackHtml(*result.error));
         }
     }
     out += "</table>\n";
@@ -554,14 +823,11 @@ std::string errorsHtml(const Report& report) {
         if (!result.error) continue;
         out += fmt::format(R"(<h3>{} {} on <code>{}</code> ({})</h3><p>{})", badge("error", "error"),
                            esc(result.workload), esc(result.subject), esc(result.role),
-                           esc(result.error->message));
+                           foldedProse(result.error->message, "the rest"));
         if (result.error->signal && result.error->message.find("signal") == std::string::npos) {
             out += fmt::format(" (signal {})", *result.error->signal);
         }
-        out += "</p>";
-        if (!result.error->stderrTail.empty()) {
-            out += fmt::format("<p>stderr (tail):</p><pre>{}</pre>", esc(result.error->stderrTail));
-        }
+        out += "</p>"; // its stack is folded under its row of the table
     }
     return out.empty() ? out : "<h2>Errors</h2>" + out + "\n";
 }
@@ -591,6 +857,37 @@ std::string sentinelsHtml(const Report& report) {
     return out.empty() ? out : "<h2>Sentinels</h2>" + out;
 }
 
+// When the page was written, in UTC: "2026-12-03 07:12 UTC".
+std::string writtenAt() {
+    std::time_t now = std::time(nullptr);
+    std::tm utc{};
+    gmtime_r(&now, &utc);
+    char text[32];
+    std::strftime(text, sizeof text, "%Y-%m-%d %H:%M UTC", &utc);
+    return text;
+}
+
+// The distributions the target results name (`details.target_package`, recorded by the worker
+// from the target's TARGET_PACKAGE or its module), each once: "<code>nvidia-cutlass-dsl 4.6.1</code>".
+std::string packagesUnderTest(const Report& report) {
+    std::vector<std::string> seen;
+    for (const auto& result : report.results) {
+        if (result.role != "target") continue;
+        auto package = result.details.find("target_package");
+        if (package == result.details.end() || !package->is_object() || !package->contains("name") ||
+            !(*package)["name"].is_string())
+            continue;
+        std::string text = (*package)["name"].get<std::string>();
+        const json& version = (*package)["version"];
+        text += version.is_string() ? " " + version.get<std::string>() : " (version not installed)";
+        if (std::find(seen.begin(), seen.end(), text) == seen.end()) seen.push_back(text);
+    }
+    std::string out;
+    for (const auto& text : seen)
+        out += (out.empty() ? "" : ", ") + fmt::format("<code>{}</code>", esc(text));
+    return out;
+}
+
 } // namespace
 
 std::string formatHtml(const Report& report) {
@@ -600,8 +897,11 @@ std::string formatHtml(const Report& report) {
     out += kStyle;
     out += "</head>\n<body>\n";
     out += fmt::format("<header><h1>leakgate {}</h1>", esc(report.command));
-    out += fmt::format(R"(<p class="meta">leakgate {} &middot; Python {} <code>{}</code></p>)",
-                       LEAKGATE_VERSION, esc(report.pythonVersion), esc(report.pythonExecutable));
+    out += fmt::format(R"(<p class="meta">{} &middot; leakgate {} &middot; Python {} <code>{}</code></p>)",
+                       esc(writtenAt()), LEAKGATE_VERSION, esc(report.pythonVersion),
+                       esc(report.pythonExecutable));
+    if (std::string packages = packagesUnderTest(report); !packages.empty())
+        out += fmt::format(R"(<p class="meta">under test: {}</p>)", packages);
     if (!report.arguments.empty()) {
         std::string commandLine;
         for (const auto& argument : report.arguments)
@@ -622,20 +922,24 @@ std::string formatHtml(const Report& report) {
     }
     if (!findings.empty()) out += "<h2>Findings</h2>\n" + findings;
 
-    std::string soak;
+    // The soak: target and reference on one plot (a gate soaks one target).
+    std::vector<SoakSeries> soak;
     for (const auto& result : report.results) {
-        if (auto points = soakSamples(result)) soak += soakChart(result, *points);
+        if (auto points = soakSamples(result)) soak.push_back(soakSeries(result, std::move(*points)));
     }
-    if (!soak.empty()) {
-        out += "<h2>Soak: RSS over steps</h2>\n<div class=\"charts\">" + soak + "</div>\n";
-    }
+    if (!soak.empty()) out += "<h2>Soak: RSS over steps</h2>\n" + soakChart(soak) + "\n";
 
     std::string launch;
     for (const auto& result : report.results) {
-        std::vector<TypeBars> bars = launchBars(result);
-        if (!bars.empty()) launch += launchChart(result, bars);
+        if (result.role != "target") continue; // the reference's figures are in each bar group
+        for (const LaunchMetric& metric : kLaunchMetrics) {
+            std::vector<TypeBars> bars = launchBars(result, metric);
+            if (!bars.empty()) launch += launchChart(result, metric, bars);
+        }
     }
-    if (!launch.empty()) out += "<h2>Launch: allocations per call</h2>\n" + launch + "\n";
+    if (!launch.empty()) {
+        out += "<h2>Launch: per call, per scalar type</h2>\n<div class=\"charts\">" + launch + "</div>\n";
+    }
 
     out += sentinelsHtml(report);
     out += errorsHtml(report);

@@ -171,32 +171,6 @@ void writeStderrTail(std::string& out, const std::string& tail) {
         out += fmt::format("    | {}\n", lines[i]);
 }
 
-// Escape sequences (CSI `ESC [ ... final`, OSC `ESC ] ... BEL or ESC \\`, and two-byte ones) out of
-// text that is not to be coloured: the code under test may colour what it writes and raises.
-std::string withoutEscapes(const std::string& text) {
-    std::string out;
-    out.reserve(text.size());
-    for (size_t i = 0; i < text.size(); ++i) {
-        if (text[i] != '\x1b') {
-            out += text[i];
-            continue;
-        }
-        if (i + 1 >= text.size()) break;
-        char kind = text[++i];
-        if (kind == '[') {
-            while (i + 1 < text.size() && !(text[i + 1] >= 0x40 && text[i + 1] <= 0x7e))
-                ++i;
-            ++i; // the final byte
-        } else if (kind == ']') {
-            while (i + 1 < text.size() && text[i + 1] != '\a' &&
-                   !(text[i + 1] == '\x1b' && i + 2 < text.size() && text[i + 2] == '\\'))
-                ++i;
-            if (i + 1 >= text.size()) break;
-            i += text[i + 1] == '\a' ? 1 : 2;
-        }
-    }
-    return out;
-}
 
 std::string reportText(const Report& report, const TextOptions& options) {
     std::string out;
@@ -227,6 +201,33 @@ std::string reportText(const Report& report, const TextOptions& options) {
 }
 
 } // namespace
+
+// Escape sequences (CSI `ESC [ ... final`, OSC `ESC ] ... BEL or ESC \\`, and two-byte ones) out of
+// text that is not to be coloured: the code under test may colour what it writes and raises.
+std::string withoutEscapes(const std::string& text) {
+    std::string out;
+    out.reserve(text.size());
+    for (size_t i = 0; i < text.size(); ++i) {
+        if (text[i] != '\x1b') {
+            out += text[i];
+            continue;
+        }
+        if (i + 1 >= text.size()) break;
+        char kind = text[++i];
+        if (kind == '[') {
+            while (i + 1 < text.size() && !(text[i + 1] >= 0x40 && text[i + 1] <= 0x7e))
+                ++i;
+            ++i; // the final byte
+        } else if (kind == ']') {
+            while (i + 1 < text.size() && text[i + 1] != '\a' &&
+                   !(text[i + 1] == '\x1b' && i + 2 < text.size() && text[i + 2] == '\\'))
+                ++i;
+            if (i + 1 >= text.size()) break;
+            i += text[i + 1] == '\a' ? 1 : 2;
+        }
+    }
+    return out;
+}
 
 std::string formatText(const Report& report, const TextOptions& options) {
     std::string text = reportText(report, options);

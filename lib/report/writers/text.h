@@ -17,6 +17,10 @@ struct TextOptions {
 
 std::string formatText(const Report& report, const TextOptions& options);
 
+// `text` without terminal escape sequences (CSI, OSC and two-byte ones): the code under test may
+// colour what it writes and raises, and a report not meant to be coloured shows none of it.
+std::string withoutEscapes(const std::string& text);
+
 // The bisect table: version by check, the first bad and first good version, and what each
 // failing check said.
 std::string formatBisectText(const BisectReport& report, const TextOptions& options);

@@ -7,7 +7,8 @@ packages=(cmake g++ make pkg-config python3.11-dev
           pybind11-dev libfmt-dev libcli11-dev nlohmann-json3-dev libtomlplusplus-dev
           libgtest-dev libgmock-dev libbenchmark-dev
           libclang-14-dev
-          clang-16 libclang-rt-16-dev llvm-16)
+          clang-16 libclang-rt-16-dev llvm-16
+          chromium)  # the HTML report's test looks at it in a real browser (headless)
 missing=()
 for package in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")

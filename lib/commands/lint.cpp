@@ -256,7 +256,9 @@ void applySettings(WorkloadResult& result, const std::vector<std::string>& rules
         if (by.empty()) {
             kept.push_back(std::move(finding));
         } else {
-            suppressed.push_back({{"file", at.file}, {"line", at.line}, {"rule", rule}, {"comment", by}});
+            // The finding whole, for SARIF's suppressed results (an accepted alert stays visible there).
+            suppressed.push_back(
+                {{"file", at.file}, {"line", at.line}, {"rule", rule}, {"comment", by}, {"finding", finding}});
         }
     }
     result.findings = std::move(kept);

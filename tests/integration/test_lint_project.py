@@ -98,8 +98,12 @@ class Suppressions(unittest.TestCase):
         proc, report = lint(path)
         self.assertEqual(proc.returncode, 1, proc.stderr)
         self.assertEqual(rules_found(report), [("dsl.py", 9, "frame-stored")])
-        self.assertEqual(details(report)["suppressed"],
+        accepted = details(report)["suppressed"]
+        self.assertEqual([{k: v for k, v in entry.items() if k != "finding"} for entry in accepted],
                          [{"file": path, "line": 5, "rule": "own-frame-local", "comment": "line"}])
+        # the finding whole, for SARIF's suppressed results
+        self.assertEqual(accepted[0]["finding"]["kind"], "lint:own-frame-local")
+        self.assertEqual(accepted[0]["finding"]["frames"][0]["line"], 5)
         self.assertIn("1 finding accepted by `leakgate: ignore` comments", report["checks"][0]["reason"])
 
     def test_a_rule_list_accepts_only_its_rules(self):

@@ -41,6 +41,17 @@ sys.exit(1 if errors else 0)
 '''
 
 
+def readme_anchors():
+    """The anchors Markdown renderers give the README's headings (GitHub's rule)."""
+    anchors = set()
+    with open(os.path.join(ROOT, "README.md"), encoding="utf-8") as handle:
+        for line in handle:
+            if line.startswith("#"):
+                title = line.lstrip("#").strip().lower()
+                anchors.add("".join(c for c in title if c.isalnum() or c in "-_ ").replace(" ", "-"))
+    return anchors
+
+
 class SarifSchema(unittest.TestCase):
     def sarif(self, *args, expect):
         with tempfile.TemporaryDirectory() as directory:
@@ -66,6 +77,10 @@ class SarifSchema(unittest.TestCase):
                 self.assertIn(rule["defaultConfiguration"]["level"], ("error", "warning", "note"))
                 if not rule["id"].startswith(("probe", "plugin")) and "markdown" in rule["help"]:
                     self.assertIn("README", rule["help"]["markdown"])
+                    # helpUri: the README, at the heading of the rule's section
+                    uri, _, anchor = rule["helpUri"].partition("#")
+                    self.assertEqual(uri, "file://" + os.path.join(ROOT, "README.md"))
+                    self.assertIn(anchor, readme_anchors(), rule["helpUri"])
         for result in run["results"]:
             self.assertEqual(result["level"], rules[result["ruleIndex"]]["defaultConfiguration"]["level"])
         invocation = run["invocations"][0]
@@ -107,6 +122,20 @@ class SarifSchema(unittest.TestCase):
         for result in lint_results:
             region = result["locations"][0]["physicalLocation"]["region"]
             self.assertGreaterEqual(region["startColumn"], 1, result)
+
+    def test_a_finding_an_ignore_comment_accepts_is_a_suppressed_result(self):
+        with tempfile.TemporaryDirectory() as directory:
+            script = os.path.join(directory, "dsl.py")
+            with open(script, "w") as handle:
+                handle.write("import sys\n\n\ndef accepted():\n"
+                             "    frame = sys._getframe()  # leakgate: ignore[own-frame-local]\n"
+                             "    return frame.f_lineno\n\n\ndef kept():\n"
+                             "    frame = sys._getframe()\n    return frame.f_lineno\n")
+            run = self.sarif("lint", script, expect=1)
+        lines = {r["locations"][0]["physicalLocation"]["region"]["startLine"]: r for r in run["results"]}
+        self.assertEqual(sorted(lines), [5, 10])
+        self.assertEqual(lines[5]["suppressions"][0]["kind"], "inSource")
+        self.assertNotIn("suppressions", lines[10])
 
 
 def main():

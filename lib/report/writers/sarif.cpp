@@ -1,12 +1,15 @@
 #include "lib/report/writers/sarif.h"
 
+#include "lib/base/data_dir.h"
 #include "lib/report/rules.h"
+#include "leakgate/errors.h"
 
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <cctype>
 #include <cstdint>
+#include <optional>
 #include <set>
 
 namespace leakgate {
@@ -149,18 +152,50 @@ json relatedLocations(const Finding& finding, const fs::path& sourceRoot) {
     return related;
 }
 
-json ruleJson(const Rule& rule) {
+// A README heading's anchor as GitHub and most Markdown renderers make it: lower case, spaces to
+// hyphens, other punctuation dropped ("`leakgate gate`: the release gate" ->
+// "leakgate-gate-the-release-gate").
+std::string headingAnchor(std::string_view heading) {
+    std::string anchor;
+    for (unsigned char c : heading) {
+        if (std::isalnum(c) || c == '-' || c == '_')
+            anchor += static_cast<char>(std::tolower(c));
+        else if (c == ' ')
+            anchor += '-';
+        else if (c >= 0x80)
+            anchor += static_cast<char>(c); // UTF-8 letters are kept
+    }
+    return anchor;
+}
+
+// The README the rules' help points into: LEAKGATE_DOCS_URL where the build names one, else the
+// copy in the data directory (installed beside the CLI, or the source tree of a build). None when
+// neither is known.
+std::optional<std::string> readmeUri() {
+    if (std::string_view(LEAKGATE_DOCS_URL).size() > 0) return std::string(LEAKGATE_DOCS_URL);
+    try {
+        fs::path readme = dataDir() / "README.md";
+        if (!fs::exists(readme)) return std::nullopt;
+        return "file://" + percentEncode(fs::absolute(readme).lexically_normal().string());
+    } catch (const Error&) {
+        return std::nullopt;
+    }
+}
+
+json ruleJson(const Rule& rule, const std::optional<std::string>& readme) {
     std::string markdown = fmt::format("{}\n\n**Fix:** {}\n\nSee the section *{}* of leakgate's README.",
                                        rule.fullDescription, rule.help, rule.readmeSection);
     json tags = json::array({"memory", "leak"});
     tags.push_back(rule.evidence == Evidence::kSource ? "static-analysis" : "measured");
-    return {{"id", rule.kind},
+    json out = {{"id", rule.kind},
             {"name", rule.name},
             {"shortDescription", {{"text", rule.shortDescription}}},
             {"fullDescription", {{"text", rule.fullDescription}}},
             {"help", {{"text", rule.help}, {"markdown", markdown}}},
             {"defaultConfiguration", {{"level", rule.level}}},
             {"properties", {{"tags", std::move(tags)}, {"readmeSection", rule.readmeSection}}}};
+    if (readme) out["helpUri"] = *readme + "#" + headingAnchor(rule.readmeSection);
+    return out;
 }
 
 } // namespace
@@ -220,14 +255,15 @@ std::string formatSarif(const Report& report) {
 std::string formatSarif(const Report& report, const fs::path& sourceRoot) {
     json rules = json::array();
     std::vector<std::string> ruleIds;
+    const std::optional<std::string> readme = readmeUri();
     for (const Rule& rule : findingRules()) {
-        rules.push_back(ruleJson(rule));
+        rules.push_back(ruleJson(rule, readme));
         ruleIds.push_back(rule.kind);
     }
     json results = json::array();
     for (const auto& result : report.results) {
         if (result.role != "target") continue; // the reference is the baseline, not an alert
-        for (const auto& finding : result.findings) {
+        auto resultOf = [&](const Finding& finding) {
             auto known = std::find(ruleIds.begin(), ruleIds.end(), finding.kind);
             if (known == ruleIds.end()) {
                 // A kind this writer does not know yet still gets a rule: a result must name one.
@@ -258,6 +294,28 @@ std::string formatSarif(const Report& report, const fs::path& sourceRoot) {
                 {"properties", std::move(properties)}};
             json related = relatedLocations(finding, sourceRoot);
             if (!related.empty()) entry["relatedLocations"] = std::move(related);
+            return entry;
+        };
+        for (const auto& finding : result.findings)
+            results.push_back(resultOf(finding));
+        // The lint's findings a `leakgate: ignore` comment accepted: results marked suppressed in
+        // source, so a code-scanning service shows them as accepted (and keeps their history).
+        auto suppressed = result.details.find("suppressed");
+        if (suppressed == result.details.end() || !suppressed->is_array()) continue;
+        for (const json& accepted : *suppressed) {
+            if (!accepted.is_object() || !accepted.contains("finding")) continue;
+            Finding finding;
+            try {
+                finding = accepted["finding"].get<Finding>();
+            } catch (const json::exception&) {
+                continue; // not a finding this writer can read: the JSON report still has it
+            }
+            if (finding.frames.empty()) continue;
+            json entry = resultOf(finding);
+            const char* comment = accepted.value("comment", "") == "file" ? "ignore-file" : "ignore";
+            json suppression = {{"kind", "inSource"},
+                                {"justification", fmt::format("accepted by a `leakgate: {}` comment", comment)}};
+            entry["suppressions"] = json::array({suppression});
             results.push_back(std::move(entry));
         }
     }

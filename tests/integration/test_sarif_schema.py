@@ -94,6 +94,11 @@ class SarifSchema(unittest.TestCase):
         described = {r["id"]: r for r in run["tool"]["driver"]["rules"]}
         self.assertNotEqual(described["frame-cycle"]["shortDescription"]["text"],
                             described["frame-cycle"]["fullDescription"]["text"])
+        # The bundled model binds `cur_frame` at line 44 and returns at 47: the binding is the
+        # location, the return a related one (without --lint too).
+        kernel = next(r for r in run["results"] if "ModelDSL.kernel" in r["message"]["text"])
+        self.assertEqual(kernel["locations"][0]["physicalLocation"]["region"]["startLine"], 44)
+        self.assertIn(47, [r["physicalLocation"]["region"]["startLine"] for r in kernel["relatedLocations"]])
 
     def test_a_target_that_raises_is_a_notification(self):
         run = self.sarif("gate", "--target", os.path.join(TARGETS, "broken", "raises_on_decorate.py"),

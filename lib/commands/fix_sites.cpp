@@ -64,11 +64,11 @@ const Finding* storeOf(const std::string& attribute, const std::vector<Finding>&
 
 } // namespace
 
-std::vector<std::string> fixSiteFiles(const std::vector<WorkloadResult>& results, const std::string& script) {
+std::vector<std::string> fixSiteFiles(const std::vector<WorkloadResult*>& results, const std::string& script) {
     std::set<std::string> files;
     bool wanted = false;
-    for (const WorkloadResult& result : results) {
-        for (const Finding& finding : result.findings) {
+    for (const WorkloadResult* result : results) {
+        for (const Finding& finding : result->findings) {
             if (holdingAttribute(finding).empty() && closingLocal(finding).empty()) continue;
             wanted = true;
             for (const FrameInfo& frame : finding.frames) {
@@ -106,6 +106,19 @@ void placeFixSites(WorkloadResult& result, const std::vector<Finding>& lint) {
                     kept.empty() ? "" : fmt::format(", not in `{}`, whose frame it keeps", kept), finding.fix);
             }
         }
+    }
+}
+
+void lintFixSites(const std::vector<WorkloadResult*>& results, const std::string& script, LintOptions lint) {
+    lint.paths = fixSiteFiles(results, script);
+    if (lint.paths.empty()) return;
+    lint.forwardOutput = false;
+    try {
+        Report statements = runLint(lint);
+        if (statements.results.empty()) return;
+        for (WorkloadResult* result : results)
+            placeFixSites(*result, statements.results.front().findings);
+    } catch (const std::exception&) {
     }
 }
 

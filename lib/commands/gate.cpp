@@ -343,28 +343,14 @@ Report runGate(const GateOptions& options) {
         // Without --lint, the statement to change all the same (as scan finds it): the lint of the
         // target's findings' files only, not reported. Best effort: a lint that cannot run changes
         // nothing.
-        std::vector<WorkloadResult> targetResults(1); // the findings are what names the files
-        for (const WorkloadResult& result : report.results) {
-            if (result.role != "target") continue;
-            targetResults.front().findings.insert(targetResults.front().findings.end(), result.findings.begin(),
-                                                  result.findings.end());
+        std::vector<WorkloadResult*> targets;
+        for (WorkloadResult& result : report.results) {
+            if (result.role == "target") targets.push_back(&result);
         }
-        if (auto files = fixSiteFiles(targetResults, ""); !files.empty()) {
-            try {
-                LintOptions lint;
-                lint.paths = std::move(files);
-                lint.python = options.python;
-                lint.timeout = options.timeout;
-                lint.forwardOutput = false;
-                Report statements = runLint(lint);
-                if (!statements.results.empty()) {
-                    for (WorkloadResult& result : report.results) {
-                        if (result.role == "target") placeFixSites(result, statements.results.front().findings);
-                    }
-                }
-            } catch (const std::exception&) {
-            }
-        }
+        LintOptions lint;
+        lint.python = options.python;
+        lint.timeout = options.timeout;
+        lintFixSites(targets, "", std::move(lint));
     }
     if (!baseline.is_null()) applyBaseline(report, baseline, budgets);
     return report;

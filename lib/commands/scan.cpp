@@ -49,18 +49,10 @@ Report runScan(const ScanOptions& options) {
     report.results.push_back(worker::runInWorker(request));
     // The statement to change, found by the lint of the script and the findings' files. Best
     // effort: a lint that cannot run changes nothing.
-    if (auto files = fixSiteFiles(report.results, options.script); !files.empty()) {
-        try {
-            LintOptions lint;
-            lint.paths = std::move(files);
-            lint.python = options.python;
-            lint.timeout = options.timeout;
-            lint.forwardOutput = false;
-            Report statements = runLint(lint);
-            if (!statements.results.empty()) placeFixSites(report.results.front(), statements.results.front().findings);
-        } catch (const std::exception&) {
-        }
-    }
+    LintOptions lint;
+    lint.python = options.python;
+    lint.timeout = options.timeout;
+    lintFixSites({&report.results.front()}, options.script, std::move(lint));
     return report;
 }
 

@@ -878,8 +878,9 @@ std::string packagesUnderTest(const Report& report) {
             !(*package)["name"].is_string())
             continue;
         std::string text = (*package)["name"].get<std::string>();
-        const json& version = (*package)["version"];
-        text += version.is_string() ? " " + version.get<std::string>() : " (version not installed)";
+        auto version = package->find("version");
+        text += version != package->end() && version->is_string() ? " " + version->get<std::string>()
+                                                                   : " (version not installed)";
         if (std::find(seen.begin(), seen.end(), text) == seen.end()) seen.push_back(text);
     }
     std::string out;

@@ -21,28 +21,6 @@ std::atomic<pid_t> g_groups[kSlots];
 char g_partialFile[4096];
 std::atomic<bool> g_hasPartialFile{false};
 
-// The parent of `pid`, from /proc/PID/stat (the field after the command name in parentheses),
-// or -1. System calls only: this runs in the signal handler.
-pid_t parentOf(const char* pidText) {
-    char path[64] = "/proc/";
-    size_t length = std::strlen(pidText);
-    if (length > 20) return -1;
-    std::memcpy(path + 6, pidText, length);
-    std::memcpy(path + 6 + length, "/stat", 6);
-    int fd = ::open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return -1;
-    char stat[1024];
-    ssize_t got = ::read(fd, stat, sizeof(stat) - 1);
-    ::close(fd);
-    if (got <= 0) return -1;
-    stat[got] = '\0';
-    char* close = std::strrchr(stat, ')');
-    if (!close || close[1] != ' ' || !close[2] || close[3] != ' ') return -1;
-    pid_t parent = 0;
-    for (const char* digit = close + 4; *digit >= '0' && *digit <= '9'; ++digit)
-        parent = parent * 10 + (*digit - '0');
-    return parent;
-}
 
 // What the killed workers left in other sessions (setsid): once a worker is reaped, those are
 // reparented to us, their subreaper (lib/base/subprocess.h, adoptOrphans), and killed here.
@@ -101,6 +79,29 @@ sigset_t signalSet() {
 }
 
 } // namespace
+
+// The parent of `pid`, from /proc/PID/stat (the field after the command name in parentheses),
+// or -1. System calls only: this runs in the signal handler.
+pid_t parentOf(const char* pidText) {
+    char path[64] = "/proc/";
+    size_t length = std::strlen(pidText);
+    if (length > 20) return -1;
+    std::memcpy(path + 6, pidText, length);
+    std::memcpy(path + 6 + length, "/stat", 6);
+    int fd = ::open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return -1;
+    char stat[1024];
+    ssize_t got = ::read(fd, stat, sizeof(stat) - 1);
+    ::close(fd);
+    if (got <= 0) return -1;
+    stat[got] = '\0';
+    char* close = std::strrchr(stat, ')');
+    if (!close || close[1] != ' ' || !close[2] || close[3] != ' ') return -1;
+    pid_t parent = 0;
+    for (const char* digit = close + 4; *digit >= '0' && *digit <= '9'; ++digit)
+        parent = parent * 10 + (*digit - '0');
+    return parent;
+}
 
 void installHandlers() {
     struct sigaction action {};

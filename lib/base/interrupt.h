@@ -18,6 +18,10 @@ void addProcessGroup(pid_t group);
 void removeProcessGroup(pid_t group);
 bool isProcessGroup(pid_t group);
 
+// The parent of the process whose pid is `pidText` (decimal), from /proc/PID/stat, or -1 when it
+// is gone or unreadable. System calls only (the signal handler uses it too).
+pid_t parentOf(const char* pidText);
+
 // The temporary file a report is being written to (at most one at a time); null clears it.
 void setPartialFile(const char* path);
 

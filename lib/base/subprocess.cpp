@@ -15,8 +15,6 @@
 #include <cstring>
 #include <fcntl.h>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <sys/prctl.h>
 #include <poll.h>
 #include <sys/mman.h>
@@ -69,8 +67,7 @@ int memoryFile(const std::string& content) {
     return fd;
 }
 
-// The pids whose parent is this process, read from /proc/PID/stat (the fourth field, after the
-// command name in parentheses, which may itself hold spaces and parentheses).
+// The pids whose parent is this process.
 std::vector<pid_t> ownChildren() {
     std::vector<pid_t> children;
     const pid_t self = ::getpid();
@@ -78,14 +75,8 @@ std::vector<pid_t> ownChildren() {
     for (const auto& entry : std::filesystem::directory_iterator("/proc", error)) {
         const std::string name = entry.path().filename().string();
         if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) continue;
-        std::ifstream in(entry.path() / "stat");
-        std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-        auto close = stat.rfind(')');
-        if (close == std::string::npos) continue;
-        std::istringstream rest(stat.substr(close + 1));
-        char state = 0;
-        pid_t parent = 0;
-        if (rest >> state >> parent && parent == self) children.push_back(std::stoi(name));
+        // Read with system calls: a process that exits meanwhile is simply not a child.
+        if (interrupt::parentOf(name.c_str()) == self) children.push_back(std::stoi(name));
     }
     return children;
 }

@@ -96,7 +96,7 @@ class SarifSchema(unittest.TestCase):
                             described["frame-cycle"]["fullDescription"]["text"])
         # The bundled model binds `cur_frame` at line 44 and returns at 47: the binding is the
         # location, the return a related one (without --lint too).
-        kernel = next(r for r in run["results"] if "ModelDSL.kernel" in r["message"]["text"])
+        kernel = next(r for r in run["results"] if "frame_cycle_461.py:47" in r["message"]["text"])
         self.assertEqual(kernel["locations"][0]["physicalLocation"]["region"]["startLine"], 44)
         self.assertIn(47, [r["physicalLocation"]["region"]["startLine"] for r in kernel["relatedLocations"]])
 

@@ -24,9 +24,15 @@
 #include <optional>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <unistd.h>
 
 namespace {
+
+// The cores this process may run on: the default of gate's -j.
+int defaultJobs() {
+    return std::clamp(static_cast<int>(std::thread::hardware_concurrency()), 1, 64);
+}
 
 using namespace leakgate;
 
@@ -195,6 +201,12 @@ int run(int argc, char** argv) {
         ->add_option("--soak-seconds", gate.soakSeconds,
                      "Soak budget per target, in seconds (default 30)")
         ->check(kPositive);
+    std::int64_t soakMaxMiB = gate.soakMaxGrowthBytes >> 20;
+    gateCommand
+        ->add_option("--soak-max-mib", soakMaxMiB,
+                     fmt::format("RSS growth at which a soak stops before its budget, in MiB (default {})",
+                                 soakMaxMiB))
+        ->check(CLI::Range(std::int64_t{1}, kMaxSentinelMiB));
     gateCommand
         ->add_option("--baseline", gate.baseline,
                      "JSON of an earlier gate run (the last good release): a figure that grew beyond "
@@ -215,6 +227,13 @@ int run(int argc, char** argv) {
         ->type_name("FILE")
         ->expected(1)
         ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+    gate.jobs = defaultJobs();
+    gateCommand
+        ->add_option("-j,--jobs", gate.jobs,
+                     fmt::format("Workers run at the same time: target and reference, and different "
+                                 "workloads (default {}, the cores; 1 runs them one after another)",
+                                 gate.jobs))
+        ->check(CLI::Range(1, 64));
     gateCommand->add_flag("--lint", gate.lint,
                           "Also lint the target's sources (a file target's file; cute: the installed "
                           "nvidia_cutlass_dsl) and mark findings the dynamic checks confirm");
@@ -411,6 +430,8 @@ int run(int argc, char** argv) {
             if (!name.empty()) bisect.gate.checks.push_back(name);
         }
         bisect.gate.timeout = std::chrono::seconds(timeoutSeconds);
+        // The cores not taken by the releases gated at the same time go to each gate's workers.
+        bisect.gate.jobs = std::max(1, defaultJobs() / bisect.jobs);
         bisect.gate.forwardOutput = !output.quiet;
         return report::emit(runBisect(bisect), output);
     }
@@ -421,6 +442,7 @@ int run(int argc, char** argv) {
     gate.timeout = std::chrono::seconds(timeoutSeconds);
     gate.sentinelBytes = sentinelMiB << 20;
     gate.deviceSentinelBytes = deviceSentinelMiB << 20;
+    gate.soakMaxGrowthBytes = soakMaxMiB << 20;
     gate.forwardOutput = !output.quiet;
     return report::emit(withArguments(runGate(gate), argc, argv), output);
 }

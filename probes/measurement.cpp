@@ -10,8 +10,8 @@ namespace leakgate::probes {
 
 namespace py = pybind11;
 
-Measurement::Measurement(WorkloadResult& result, ProbeList& probes, std::string checkPrefix)
-    : result_(result), probes_(probes), checkPrefix_(std::move(checkPrefix)) {}
+Measurement::Measurement(WorkloadResult& result, ProbeList& probes, std::string checkPrefix, Reads reads)
+    : result_(result), probes_(probes), checkPrefix_(std::move(checkPrefix)), reads_(reads) {}
 
 void Measurement::begin() {
     started_ = std::chrono::steady_clock::now();
@@ -39,7 +39,7 @@ void Measurement::finish() {
     // Read 1: before any collection.
     read([&](Probe& probe) { probe.afterReturn(result_); });
     // Read 2: one collection that saves what it finds instead of freeing it.
-    if (!invalid) {
+    if (!invalid && reads_ == Reads::kAll) {
         python::GcDebugGuard saveAll(python::GcDebugGuard::kSaveAll);
         collect();
         std::vector<PyObject*> saved; // Borrowed references: gc.garbage keeps them alive
@@ -50,7 +50,7 @@ void Measurement::finish() {
         garbage.attr("clear")();
     }
     // Read 3: a real collection.
-    if (!invalid) {
+    if (!invalid && reads_ == Reads::kAll) {
         collect();
         read([&](Probe& probe) { probe.afterCollection(result_); });
     }
@@ -70,8 +70,8 @@ void Measurement::finish() {
 }
 
 void measure(WorkloadResult& result, ProbeList& probes, const std::function<void()>& body,
-             const std::string& checkPrefix) {
-    Measurement measurement(result, probes, checkPrefix);
+             const std::string& checkPrefix, Reads reads) {
+    Measurement measurement(result, probes, checkPrefix, reads);
     measurement.begin();
     body();
     measurement.finish();

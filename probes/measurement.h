@@ -13,10 +13,15 @@
 
 namespace leakgate::probes {
 
+// Which reads finish() does: all three, or only the first, for a workload that measures nothing
+// after its code returned (the soak reads RSS while it runs) and should not pay for a collection.
+enum class Reads { kAll, kAfterReturn };
+
 class Measurement {
   public:
     // Check names get `checkPrefix`. `result` and `probes` must outlive the measurement.
-    Measurement(WorkloadResult& result, ProbeList& probes, std::string checkPrefix = "");
+    Measurement(WorkloadResult& result, ProbeList& probes, std::string checkPrefix = "",
+                Reads reads = Reads::kAll);
 
     // Disables the collector, collects what was garbage before (not the measured code's doing),
     // and calls the probes' `before`. The gc watch (watchGc) must be running.
@@ -31,11 +36,12 @@ class Measurement {
     WorkloadResult& result_;
     ProbeList& probes_;
     std::string checkPrefix_;
+    Reads reads_;
     std::chrono::steady_clock::time_point started_;
 };
 
 // begin(), `body`, finish().
 void measure(WorkloadResult& result, ProbeList& probes, const std::function<void()>& body,
-             const std::string& checkPrefix = "");
+             const std::string& checkPrefix = "", Reads reads = Reads::kAll);
 
 } // namespace leakgate::probes

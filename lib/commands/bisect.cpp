@@ -6,18 +6,15 @@
 #include "lib/commands/versions.h"
 #include "leakgate/errors.h"
 #include "lib/base/log.h"
+#include "lib/base/task_pool.h"
 #include "lib/python/environment.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
 #include <algorithm>
-#include <atomic>
-#include <exception>
 #include <filesystem>
-#include <mutex>
 #include <regex>
-#include <thread>
 
 namespace leakgate {
 
@@ -143,12 +140,9 @@ BisectReport runBisect(const BisectOptions& requested) {
 
     // Each release in its own venv and its own gate workers: independent processes, so -j N runs
     // N of them at once (the measurements are per process). A usage error stops every job.
-    std::atomic<size_t> next{0};
-    std::atomic<bool> stop{false};
-    std::exception_ptr usageError;
-    std::mutex usageErrorLock;
-    auto work = [&] {
-        for (size_t i; !stop && (i = next.fetch_add(1)) < versions.size();) {
+    std::vector<Task> tasks;
+    for (size_t i = 0; i < versions.size(); ++i) {
+        tasks.push_back({[&, i] {
             BisectRow& row = report.rows[i];
             row.version = versions[i];
             log::info("bisect: {}=={}", options.package, row.version);
@@ -163,22 +157,14 @@ BisectReport runBisect(const BisectOptions& requested) {
                     for (const auto& check : result.checks)
                         row.cells[check.name] = {check.status, check.amount, culpritOf(result, check)};
                 }
-            } catch (const UsageError&) { // the command line is wrong for every version alike
-                std::lock_guard<std::mutex> lock(usageErrorLock);
-                if (!usageError) usageError = std::current_exception();
-                stop = true;
+            } catch (const UsageError&) {
+                throw; // the command line is wrong for every version alike: runTasks stops them all
             } catch (const std::exception& error) { // a release that could not be gated
                 row.error = error.what();
             }
-        }
-    };
-    std::vector<std::thread> jobs;
-    for (int j = 1; j < std::min<int>(options.jobs, static_cast<int>(versions.size())); ++j)
-        jobs.emplace_back(work);
-    work();
-    for (auto& job : jobs)
-        job.join();
-    if (usageError) std::rethrow_exception(usageError);
+        }});
+    }
+    runTasks(tasks, options.jobs);
     for (const auto& row : report.rows)
         for (const auto& [check, cell] : row.cells)
             if (std::find(report.checks.begin(), report.checks.end(), check) == report.checks.end())

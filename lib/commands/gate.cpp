@@ -9,6 +9,7 @@
 #include "lib/workloads/launch_protocol.h"
 #include "lib/commands/lint.h"
 #include "lib/base/log.h"
+#include "lib/base/task_pool.h"
 #include "lib/python/environment.h"
 #include "lib/report/units.h"
 #include "lib/worker/client.h"
@@ -20,6 +21,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <map>
+#include <mutex>
 #include <unistd.h>
 
 namespace leakgate {
@@ -74,6 +76,18 @@ std::vector<std::string> selectChecks(const std::vector<std::string>& requested)
 
 bool isSelected(const std::vector<std::string>& selected, const std::string& check) {
     return std::find(selected.begin(), selected.end(), check) != selected.end();
+}
+
+// Whether every selected check of the result skipped (and there was one): then the reference
+// of the same workload is no baseline for anything.
+bool allSkipped(const WorkloadResult& result, const std::vector<std::string>& selected) {
+    bool any = false;
+    for (const CheckResult& check : result.checks) {
+        if (!isSelected(selected, check.name)) continue;
+        if (check.status != Status::kSkip) return false;
+        any = true;
+    }
+    return any;
 }
 
 // The soak's status comes from both slopes: growth is a finding only beyond the reference's.
@@ -138,6 +152,7 @@ worker::WorkerRequest workerRequest(const GateOptions& options, const python::En
     spec.deviceSentinelBytes = options.deviceSentinelBytes;
     spec.soakSteps = options.soakSteps;
     spec.soakSeconds = options.soakSeconds;
+    spec.soakMaxGrowthBytes = options.soakMaxGrowthBytes;
     spec.distinctValues = options.distinctValues;
     spec.launchCalls = options.launchCalls;
     spec.launchRuns = options.launchRuns;
@@ -217,22 +232,105 @@ Report runGate(const GateOptions& options) {
     report.command = "gate";
     report.pythonVersion = env.version;
     report.pythonExecutable = env.executable;
+    // Every worker of the run, planned first and then run up to options.jobs at a time: each is a
+    // process of its own and measures only itself (allocator counters, sentinels, its RSS slope),
+    // so which run beside it changes no figure. Results are assembled in the plan's order, so the
+    // report reads the same for any -j.
+    struct Run {
+        const worker::WorkloadEntry* entry;
+        const char* role;
+        const TargetRef* subject;
+        std::string probe; // the probe workload's plug-in
+        WorkloadResult result;
+        bool ran = false;
+    };
+    std::vector<Run> runs;
+    std::vector<Task> tasks;
+    std::mutex learntLock;
     // Learnt from the decorate workload, which imports the target first: whether it has scalar
     // types and launch cases. Without them the launch-path workloads would only start a worker to
-    // skip.
+    // skip; so those wait for it.
     std::optional<bool> targetHasScalarTypes, targetHasLaunchCases;
+    std::optional<size_t> decorateTarget;
+    auto plan = [&](const worker::WorkloadEntry* entry, const char* role, const std::string& probe) {
+        const TargetRef* subject = std::string(role) == "target" ? &target : &reference;
+        runs.push_back({entry, role, subject, probe, {}, false});
+        const size_t index = runs.size() - 1;
+        std::optional<size_t> after;
+        if (entry->scalarTypes || entry->launchCases) after = decorateTarget;
+        tasks.push_back({[&, index] {
+                             Run& run = runs[index];
+                             const std::string& workload = run.entry->name;
+                             {
+                                 std::lock_guard<std::mutex> held(learntLock);
+                                 if ((run.entry->scalarTypes && targetHasScalarTypes == false) ||
+                                     (run.entry->launchCases && targetHasLaunchCases == false))
+                                     return; // skipped without a worker, when assembled
+                             }
+                             if (run.probe.empty() && std::string(run.role) == "reference") {
+                                 // No baseline is needed for checks the target skipped (no scalar
+                                 // types, say): seen here when the target ran first (-j 1), else
+                                 // the result is dropped when assembled.
+                                 std::lock_guard<std::mutex> held(learntLock);
+                                 const Run& targetRun = runs[index - 1];
+                                 if (targetRun.ran && allSkipped(targetRun.result, selected)) return;
+                             }
+                             worker::WorkerRequest request =
+                                 workerRequest(options, env, workload, *run.subject, run.role);
+                             if (!run.probe.empty()) request.spec.probe = fs::absolute(run.probe).string();
+                             if (::isatty(STDERR_FILENO)) {
+                                 // Progress for a person watching: the soak alone takes its whole budget.
+                                 log::info("{} on {}{}{}", run.probe.empty() ? workload : run.probe,
+                                           run.subject->name,
+                                           std::string(run.role) == "reference" ? " (reference)" : "",
+                                           workload == "soak"
+                                               ? fmt::format(", about {:.0f} s", options.soakSeconds)
+                                               : "");
+                             }
+                             WorkloadResult result = worker::runInWorker(request);
+                             result.role = run.role;
+                             std::lock_guard<std::mutex> held(learntLock);
+                             if (workload == "decorate" && std::string(run.role) == "target" &&
+                                 result.details.contains("scalar_types")) {
+                                 targetHasScalarTypes = !result.details["scalar_types"].empty();
+                                 if (result.details.contains("launch_devices"))
+                                     targetHasLaunchCases = !result.details["launch_devices"].empty();
+                             }
+                             run.result = std::move(result);
+                             run.ran = true;
+                         },
+                         after});
+        if (entry->name == "decorate" && std::string(role) == "target") decorateTarget = index;
+    };
     for (const worker::WorkloadEntry* entry : worker::workloadsOf(worker::Command::kGate)) {
-        const std::string& workload = entry->name;
         bool wanted = std::any_of(entry->checks.begin(), entry->checks.end(),
                                   [&](const std::string& check) { return isSelected(selected, check); });
         if (!wanted) continue;
-        const char* skipReason = entry->scalarTypes && targetHasScalarTypes == false ? kNoScalarTypesReason
-                                 : entry->launchCases && targetHasLaunchCases == false
-                                     ? kNoLaunchCasesReason
-                                     : nullptr;
-        if (skipReason) {
+        plan(entry, "target", "");
+        if (!targetIsReference && entry->baseline) plan(entry, "reference", "");
+    }
+    const worker::WorkloadEntry& probeEntry = worker::findWorkload("probe");
+    for (const std::string& probe : options.probes) {
+        plan(&probeEntry, "target", probe);
+        if (!targetIsReference) plan(&probeEntry, "reference", probe);
+    }
+    runTasks(tasks, options.jobs);
+
+    // The built-in workloads, each target with its reference, in the registry's order.
+    size_t next = 0;
+    for (; next < runs.size() && runs[next].probe.empty();) {
+        Run& targetRun = runs[next++];
+        Run* referenceRun = next < runs.size() && runs[next].entry == targetRun.entry &&
+                                    runs[next].probe.empty() && std::string(runs[next].role) == "reference"
+                                ? &runs[next++]
+                                : nullptr;
+        const worker::WorkloadEntry* entry = targetRun.entry;
+        if (!targetRun.ran) {
+            const char* skipReason = entry->scalarTypes && targetHasScalarTypes == false
+                                         ? kNoScalarTypesReason
+                                         : kNoLaunchCasesReason;
             WorkloadResult skipped;
-            skipped.workload = workload;
+            skipped.workload = entry->name;
             skipped.subject = target.name;
             skipped.role = "target";
             for (const auto& check : entry->checks) {
@@ -242,33 +340,9 @@ Report runGate(const GateOptions& options) {
             continue;
         }
         std::map<std::string, WorkloadResult> byRole;
-        for (const char* role : {"target", "reference"}) {
-            if (std::string(role) == "reference" && (targetIsReference || !entry->baseline)) continue;
-            if (std::string(role) == "reference") {
-                // No baseline is needed for checks the target skipped (no scalar types, say).
-                const auto& checks = byRole.at("target").checks;
-                bool allSkipped =
-                    std::all_of(checks.begin(), checks.end(),
-                                [](const CheckResult& check) { return check.status == Status::kSkip; });
-                if (allSkipped && !checks.empty()) continue;
-            }
-            const TargetRef& subject = std::string(role) == "target" ? target : reference;
-            worker::WorkerRequest request = workerRequest(options, env, workload, subject, role);
-            if (::isatty(STDERR_FILENO)) {
-                // Progress for a person watching: the soak alone takes its whole budget.
-                log::info("{} on {}{}{}", workload, subject.name,
-                          std::string(role) == "reference" ? " (reference)" : "",
-                          workload == "soak" ? fmt::format(", about {:.0f} s", options.soakSeconds)
-                                             : "");
-            }
-            WorkloadResult result = worker::runInWorker(request);
-            result.role = role;
-            if (workload == "decorate" && std::string(role) == "target" &&
-                result.details.contains("scalar_types")) {
-                targetHasScalarTypes = !result.details["scalar_types"].empty();
-                if (result.details.contains("launch_devices"))
-                    targetHasLaunchCases = !result.details["launch_devices"].empty();
-            }
+        for (Run* run : {&targetRun, referenceRun}) {
+            if (!run || !run->ran) continue;
+            WorkloadResult& result = run->result;
             // Keep the selected checks (the worker client gave each undecided one an `error`).
             std::erase_if(result.checks,
                           [&](const CheckResult& check) { return !isSelected(selected, check.name); });
@@ -280,8 +354,10 @@ Report runGate(const GateOptions& options) {
                                  };
                                  return rank(a.name) < rank(b.name);
                              });
-            byRole.emplace(role, std::move(result));
+            byRole.emplace(run->role, std::move(result));
         }
+        // A reference that ran beside a target that skipped all its checks is no baseline.
+        if (allSkipped(byRole.at("target"), selected)) byRole.erase("reference");
         auto referenceResult = byRole.find("reference");
         decideSoak(byRole.at("target"),
                    referenceResult == byRole.end() ? nullptr : &referenceResult->second);
@@ -295,34 +371,29 @@ Report runGate(const GateOptions& options) {
     }
     // The probe plug-ins, each judged like a built-in workload with a baseline.
     std::vector<std::string> probeChecks;
-    for (const std::string& probe : options.probes) {
-        std::map<std::string, WorkloadResult> byRole;
-        for (const char* role : {"target", "reference"}) {
-            if (std::string(role) == "reference" && targetIsReference) continue;
-            worker::WorkerRequest request = workerRequest(options, env, "probe",
-                                                          std::string(role) == "target" ? target : reference, role);
-            request.spec.probe = fs::absolute(probe).string();
-            WorkloadResult result = worker::runInWorker(request);
-            result.role = role;
-            if (result.checks.empty()) {
+    while (next < runs.size()) {
+        Run& targetRun = runs[next++];
+        Run* referenceRun = targetIsReference ? nullptr : &runs[next++];
+        const std::string& probe = targetRun.probe;
+        for (Run* run : {&targetRun, referenceRun}) {
+            if (run && run->result.checks.empty()) {
                 // The worker died before it could say which checks the plug-in has.
-                result.checks.push_back({workloads::probeFallbackCheck(probe), Status::kError,
-                                         result.error ? result.error->message : "not run", std::nullopt});
+                run->result.checks.push_back({workloads::probeFallbackCheck(probe), Status::kError,
+                                              run->result.error ? run->result.error->message : "not run",
+                                              std::nullopt});
             }
-            byRole.emplace(role, std::move(result));
         }
-        WorkloadResult& probeTarget = byRole.at("target");
-        auto probeReference = byRole.find("reference");
+        WorkloadResult& probeTarget = targetRun.result;
         std::vector<std::string> takenBefore = probeChecks;
         claimProbeCheckNames(probeTarget, probeChecks, probe);
-        if (probeReference != byRole.end()) {
-            claimProbeCheckNames(probeReference->second, takenBefore, probe);
-            compareWithReference(probeTarget, &probeReference->second);
+        if (referenceRun) {
+            claimProbeCheckNames(referenceRun->result, takenBefore, probe);
+            compareWithReference(probeTarget, &referenceRun->result);
         } else if (!targetIsReference) {
             compareWithReference(probeTarget, nullptr);
         }
         report.results.push_back(std::move(probeTarget));
-        if (probeReference != byRole.end()) report.results.push_back(std::move(probeReference->second));
+        if (referenceRun) report.results.push_back(std::move(referenceRun->result));
     }
     if (options.lint) {
         // The static audit beside the dynamic checks, and where the two agree.

@@ -26,6 +26,7 @@ struct GateOptions {
     std::int64_t deviceSentinelBytes = workloads::defaults::kDeviceSentinelBytes;
     std::int64_t soakSteps = workloads::defaults::kSoakSteps;
     double soakSeconds = workloads::defaults::kSoakSeconds; // per target
+    std::int64_t soakMaxGrowthBytes = workloads::defaults::kSoakMaxGrowthBytes;
     std::int64_t distinctValues = workloads::defaults::kDistinctValues;
     std::int64_t launchCalls = workloads::defaults::kLaunchCalls;
     int launchRuns = workloads::defaults::kLaunchRuns;
@@ -35,6 +36,9 @@ struct GateOptions {
     // --probe: plug-ins (Python files, C++ shared libraries), each run in workers of its own on the
     // target and the reference; their checks are theirs (lib/workloads/probe.cpp).
     std::vector<std::string> probes;
+    // Workers run at the same time (-j): the target's and the reference's, and those of different
+    // workloads. Each measures only its own process, so the verdicts do not depend on it.
+    int jobs = 1;
     bool lint = false; // --lint: also the static audit of the target's sources (lib/commands/gate_lint.h)
 };
 

@@ -40,6 +40,7 @@ import json
 import os
 import sys
 import threading
+from collections import deque
 from typing import NamedTuple
 
 OWN_FRAME_LOCAL = "own-frame-local"
@@ -252,7 +253,39 @@ class ScopeBuilder(ast.NodeVisitor):
     COMPREHENSIONS = {ast.ListComp: "<listcomp>", ast.SetComp: "<setcomp>",
                       ast.DictComp: "<dictcomp>", ast.GeneratorExp: "<genexpr>"}
 
+    _methods = {}  # node class -> its visit_ function, or generic_visit
+
+    def visit(self, node):
+        # As ast.NodeVisitor's, with the method looked up once per node class. The one walk of
+        # the tree: what the file linter needs of the whole file is noted on the way.
+        cls = node.__class__
+        if cls is ast.Call:
+            if node.func.__class__ is ast.Name:
+                self.called.add(id(node.func))
+        elif cls is ast.Assign:
+            if (node.value.__class__ is ast.Lambda and len(node.targets) == 1
+                    and node.targets[0].__class__ is ast.Name):
+                self.lambda_names[id(node.value)] = node.targets[0].id
+        elif cls is ast.Import or cls is ast.ImportFrom:
+            self.imports.note(node)
+        method = self._methods.get(node.__class__)
+        if method is None:
+            method = getattr(ScopeBuilder, "visit_" + node.__class__.__name__, ScopeBuilder.generic_visit)
+            self._methods[node.__class__] = method
+        method(self, node)
+
+    def generic_visit(self, node):
+        # As ast.NodeVisitor's, over child_nodes: the leaves bind and read nothing.
+        for child in child_nodes(node):
+            self.visit(child)
+
+    def visit_Constant(self, node):
+        pass  # no children; ast.NodeVisitor's own visit_Constant looks for visit_Num and the like
+
     def __init__(self, tree):
+        self.imports = Imports()  # the file's names for inspect and sys functions
+        self.called = set()  # ids of the Name nodes that are called: `helper(...)`
+        self.lambda_names = {}  # id of a lambda -> the one name it is assigned to
         self.scopes = {}  # node -> Scope
         self.current = None  # the module scope has no parent
         self.module = self.current = self._enter(tree, "module", "<module>")
@@ -394,6 +427,71 @@ class ScopeBuilder(ast.NodeVisitor):
             self._bind_name(node.rest)
 
 
+# Walking trees ------------------------------------------------------------------------------------
+
+# Node-valued fields by their ASDL type, read from each class's signature (`BinOp(expr left,
+# operator op, expr right)`, the same on 3.10 to 3.13). Names and constants are no nodes, and the
+# context, operator and comparison singletons (Load, Add, Eq...) are read from their parent by
+# the rules: ast.walk and ast.iter_child_nodes visit those too. Each class gets a function made
+# for its fields (no getattr and isinstance per field): the walks are about three times as fast.
+_LEAF_TYPES = frozenset({"identifier", "string", "constant", "int", "expr_context", "operator",
+                         "cmpop", "unaryop", "boolop", "type_ignore"})
+# Lists that may hold None: `{**d}`'s key, a keyword-only parameter without a default.
+_LISTS_WITH_NONE = frozenset({("Dict", "keys"), ("arguments", "kw_defaults")})
+_CHILDREN = {}
+
+
+def _children_function(cls):
+    signature = (cls.__doc__ or "").split("\n")[0]
+    inside = signature[signature.find("(") + 1:signature.rfind(")")] if "(" in signature else ""
+    fields = [part.split() for part in inside.split(",") if part.strip()]
+    if [name for _, name in fields] != list(cls._fields):
+        return _generic_children  # a signature this does not read: ast's own way
+    lines = ["def children(node):", "    out = []"]
+    for kind, name in fields:
+        base = kind.rstrip("*?")
+        if base in _LEAF_TYPES:
+            continue
+        if kind.endswith("*"):
+            if (cls.__name__, name) in _LISTS_WITH_NONE:
+                lines.append(f"    out.extend([item for item in node.{name} if item is not None])")
+            else:
+                lines.append(f"    out.extend(node.{name})")
+        elif kind.endswith("?"):
+            lines.append(f"    if node.{name} is not None: out.append(node.{name})")
+        else:
+            lines.append(f"    out.append(node.{name})")
+    lines.append("    return out")
+    namespace = {}
+    exec(compile("\n".join(lines), f"<leakgate:lint children of {cls.__name__}>", "exec"), namespace)
+    return namespace["children"]
+
+
+def _generic_children(node):
+    return [child for child in ast.iter_child_nodes(node)
+            if not isinstance(child, (ast.expr_context, ast.operator, ast.cmpop, ast.unaryop,
+                                      ast.boolop))]
+
+
+def child_nodes(node):
+    """The node's children that the rules look at, in field order (ast.iter_child_nodes less
+    the leaves above), as a list."""
+    function = _CHILDREN.get(node.__class__)
+    if function is None:
+        function = _CHILDREN[node.__class__] = _children_function(node.__class__)
+    return function(node)
+
+
+def walk(node):
+    """Every node under `node`, itself first, breadth first as ast.walk orders them (less the
+    leaves child_nodes leaves out)."""
+    pending = deque([node])
+    while pending:
+        current = pending.popleft()
+        pending.extend(child_nodes(current))
+        yield current
+
+
 # Where frames come from ----------------------------------------------------------------------------
 
 
@@ -403,19 +501,24 @@ class Imports:
 
     DEFAULT = {"inspect": "inspect", "sys": "sys"}
 
-    def __init__(self, tree):
+    def __init__(self, tree=None):
         self.names = {}
-        for node in ast.walk(tree):
-            if isinstance(node, ast.Import):
-                for alias in node.names:
-                    if alias.asname:
-                        self.names[alias.asname] = alias.name
-                    else:
-                        top = alias.name.split(".")[0]
-                        self.names[top] = top
-            elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
-                for alias in node.names:
-                    self.names[alias.asname or alias.name] = f"{node.module}.{alias.name}"
+        if tree is not None:
+            for node in walk(tree):
+                self.note(node)
+
+    def note(self, node):
+        """Takes in one node of the file's walk (FileLinter walks each tree once)."""
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.asname:
+                    self.names[alias.asname] = alias.name
+                else:
+                    top = alias.name.split(".")[0]
+                    self.names[top] = top
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            for alias in node.names:
+                self.names[alias.asname or alias.name] = f"{node.module}.{alias.name}"
 
     def qualify(self, node):
         if isinstance(node, ast.Name):
@@ -793,7 +896,7 @@ class FlowAnalyzer:
                     bindings = state.get(receiver.id, frozenset())
                     if bindings and all(b.kind in ("holds_own", "holds_caller") for b in bindings):
                         state = without(state, receiver.id)
-            pending.extend(reversed(list(ast.iter_child_nodes(current))))
+            pending.extend(reversed(list(child_nodes(current))))
         return state
 
     # Conditions
@@ -851,7 +954,7 @@ class FlowAnalyzer:
         return method(node, state)
 
     def effects_of_children(self, node, state):
-        for child in ast.iter_child_nodes(node):
+        for child in child_nodes(node):
             if isinstance(child, ast.expr):
                 state = self.effects(child, state)
         return state
@@ -929,7 +1032,7 @@ class FlowAnalyzer:
         if name in self.scope.params:
             return False
         if any(isinstance(node, ast.Nonlocal) and name in node.names
-               for node in ast.walk(self.scope.node)):
+               for node in walk(self.scope.node)):
             return False  # a nested function rebinds it
         found = False
         pending = list(self.scope.node.body)
@@ -959,7 +1062,7 @@ class FlowAnalyzer:
                 pending.append(node.value)
                 pending.extend(t for t in node.targets if not isinstance(t, ast.Name))
                 continue
-            pending.extend(ast.iter_child_nodes(node))
+            pending.extend(child_nodes(node))
         return found
 
     def run_Break(self, node, state):
@@ -1092,7 +1195,7 @@ class FlowAnalyzer:
         irrefutable = False
         for case in node.cases:
             case_state = state
-            for name_node in ast.walk(case.pattern):
+            for name_node in walk(case.pattern):
                 for name in (getattr(name_node, "name", None), getattr(name_node, "rest", None)):
                     if isinstance(name, str):
                         case_state = without(case_state, name)
@@ -1206,7 +1309,12 @@ class FileLinter:
     def __init__(self, path, tree):
         self.path = path
         self.tree = tree
-        self.imports = Imports(tree)
+        # The one walk of the whole tree: the scopes, and the file's imports, calls by name and
+        # lambdas bound to a name.
+        self.builder = ScopeBuilder(tree)
+        self.imports = self.builder.imports
+        self.called = self.builder.called
+        self.lambda_names = self.builder.lambda_names
         self.findings = {}  # (rule, line, column, name) -> Finding, first one kept
 
     def _add(self, finding):
@@ -1255,15 +1363,7 @@ class FileLinter:
                           message, FIX_CLOSURE))
 
     def run(self):
-        builder = ScopeBuilder(self.tree)
-        self.called = set()  # ids of the Name nodes that are called: `helper(...)`
-        self.lambda_names = {}  # id of a lambda -> the one name it is assigned to
-        for node in ast.walk(self.tree):
-            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
-                self.called.add(id(node.func))
-            elif (isinstance(node, ast.Assign) and isinstance(node.value, ast.Lambda)
-                  and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)):
-                self.lambda_names[id(node.value)] = node.targets[0].id
+        builder = self.builder
         self.ever = {}  # scope -> its analyzer's `ever`: what a nested scope finds in its free names
         self.calls = []  # (callee name, how it is called, {position or keyword: kinds})
         scopes = [scope for scope in builder.scopes.values()  # enclosing scopes first
@@ -1377,7 +1477,7 @@ class FileLinter:
         for child in scope.children:
             if (child.kind != "function" or names.count(child.node.name) != 1
                     or isinstance(child.node, ast.AsyncFunctionDef)
-                    or any(isinstance(node, (ast.Yield, ast.YieldFrom)) for node in ast.walk(child.node))
+                    or any(isinstance(node, (ast.Yield, ast.YieldFrom)) for node in walk(child.node))
                     or self._escapes(scope, child)):
                 continue
             shared = child.nonlocals & scope.locals()

@@ -614,9 +614,11 @@ def pack_distinct(scalar_type, start, count, floating):
             scalar_type(i + 1000).__c_pointers__()
 
 
-def soak(scalar_types, steps, seconds, sample_every):
+def soak(scalar_types, steps, seconds, sample_every, max_growth):
     """The incident's loop: every step packs one launch's scalars and replaces one of 64
-    long-lived buffers of varied sizes; RSS is read every `sample_every` steps."""
+    long-lived buffers of varied sizes; RSS is read every `sample_every` steps. Stops early, and
+    says so, once RSS has grown `max_growth` bytes since the first sample: the slope is known by
+    then, and the memory stays bounded. Returns (samples, stopped early)."""
     import random
     import time
 
@@ -635,6 +637,8 @@ def soak(scalar_types, steps, seconds, sample_every):
         ring[step % 64] = bytearray(chooser.choice(sizes))
         if step % sample_every == 0:
             series.append((step, _leakgate.rss_bytes()))
+            if series[-1][1] - series[0][1] >= max_growth:
+                return series, True
         step += 1
     series.append((step, _leakgate.rss_bytes()))
-    return series
+    return series, False

@@ -283,9 +283,18 @@ WorkloadResult runSoak(const WorkerSpec& spec) {
     probes::ProbeList probes;
     probes.push_back(probes::makeGcGuardProbe());
     py::list series;
+    bool capped = false;
+    // Nothing after the loop is measured (the slope is read during it): no collection after it,
+    // which for a leaking target would walk every object it left (millions).
     measure(
-        result, probes, [&] { series = harness.attr("soak")(types, steps, seconds, sampleEvery); },
-        "soak-");
+        result, probes,
+        [&] {
+            py::tuple outcome = harness.attr("soak")(types, steps, seconds, sampleEvery,
+                                                     spec.soakMaxGrowthBytes);
+            series = outcome[0];
+            capped = outcome[1].cast<bool>();
+        },
+        "soak-", probes::Reads::kAfterReturn);
     std::vector<std::pair<double, double>> points;
     for (py::handle sample : series) {
         points.emplace_back(sample[py::int_(0)].cast<double>(), sample[py::int_(1)].cast<double>());
@@ -311,13 +320,17 @@ WorkloadResult runSoak(const WorkerSpec& spec) {
     result.details["soak"] = {{"steps", totalSteps},
                               {"samples", samples},
                               {"slope_bytes_per_1000_steps", perThousand},
-                              {"growth_bytes", growth}};
+                              {"growth_bytes", growth},
+                              {"stopped_at_max_growth", capped}};
     if (!result.ok()) return result;
     // The gate decides the status from both slopes (lib/commands/gate.cpp); alone, this is the figure.
     result.checks.push_back({"soak-growth", Status::kPass,
-                             fmt::format("RSS grows {} per 1000 steps over {} steps ({} in all)",
+                             fmt::format("RSS grows {} per 1000 steps over {} steps ({} in all{})",
                                          humanBytes(static_cast<std::int64_t>(perThousand)), totalSteps,
-                                         humanBytes(static_cast<std::int64_t>(growth))),
+                                         humanBytes(static_cast<std::int64_t>(growth)),
+                                         capped ? fmt::format("; stopped at the {} cap before the budget",
+                                                              humanBytes(spec.soakMaxGrowthBytes))
+                                                : ""),
                              static_cast<std::int64_t>(perThousand)});
     return result;
 }

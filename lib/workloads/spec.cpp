@@ -32,6 +32,7 @@ std::string serialize(const WorkerSpec& spec) {
                 {"soak_steps", spec.soakSteps},
                 {"soak_seconds", spec.soakSeconds},
                 {"soak_sample_every", spec.soakSampleEvery},
+                {"soak_max_growth_bytes", spec.soakMaxGrowthBytes},
                 {"paths", spec.paths},
                 {"probe", spec.probe}};
     if (spec.target) {
@@ -92,6 +93,7 @@ WorkerSpec parseWorkerSpec(const std::string& text) {
                                                  "soak_steps",
                                                  "soak_seconds",
                                                  "soak_sample_every",
+                                                 "soak_max_growth_bytes",
                                                  "paths",
                                                  "probe"};
     for (const auto& [key, value] : in.items()) {
@@ -114,6 +116,7 @@ WorkerSpec parseWorkerSpec(const std::string& text) {
     read(in, "soak_steps", spec.soakSteps);
     read(in, "soak_seconds", spec.soakSeconds);
     read(in, "soak_sample_every", spec.soakSampleEvery);
+    read(in, "soak_max_growth_bytes", spec.soakMaxGrowthBytes);
     read(in, "paths", spec.paths);
     read(in, "probe", spec.probe);
     if (in.contains("target")) {

@@ -26,6 +26,9 @@ inline constexpr std::int64_t kDistinctValues = 1'000'000;        // the values 
 inline constexpr std::int64_t kSoakSteps = 0;                     // 0: run for kSoakSeconds
 inline constexpr double kSoakSeconds = 30;
 inline constexpr std::int64_t kSoakSampleEvery = 100; // steps between RSS samples
+// RSS growth at which the soak stops early: a leaking loop's slope is clear long before that, and
+// the memory stays bounded however fast it leaks.
+inline constexpr std::int64_t kSoakMaxGrowthBytes = 512ll << 20;
 } // namespace defaults
 
 // A target as the harness imports it: a module name or a file path (exactly one).
@@ -55,6 +58,7 @@ struct WorkerSpec {
     std::int64_t soakSteps = defaults::kSoakSteps;
     double soakSeconds = defaults::kSoakSeconds;
     std::int64_t soakSampleEvery = defaults::kSoakSampleEvery;
+    std::int64_t soakMaxGrowthBytes = defaults::kSoakMaxGrowthBytes;
 
     std::vector<std::string> paths; // lint: the Python files to check
 

@@ -29,7 +29,7 @@ _leakgate() {
         "cache prune") options="-h --help --keep-wheels --older-than" ;;
         scan)   options="$global $outputs -m" ;;
         gate)   options="$global $outputs --target --checks --sentinel-mib --device-sentinel-mib
-                         --soak-steps --soak-seconds --baseline --budgets --launch-calls --launch-runs
+                         --soak-steps --soak-seconds --soak-max-mib -j --jobs --baseline --budgets --launch-calls --launch-runs
                          --probe --lint --distinct-values" ;;
         lint)   options="$global $outputs --compile-commands --cxx-flag -I --include --select --ignore
                          --exclude --site-packages-headers --config --no-config" ;;
@@ -49,7 +49,7 @@ _leakgate() {
         --target) COMPREPLY=($(compgen -W "reference cute triton cupy jax warp" -- "$cur") $(compgen -f -- "$cur")); return ;;
         --json|--junit|--sarif|--html|--baseline|--budgets|--probe|--compile-commands|--python|-I|--include|--config)
             COMPREPLY=($(compgen -f -- "$cur")); return ;;
-        --timeout|--sentinel-mib|--device-sentinel-mib|--soak-steps|--soak-seconds|--launch-calls|\
+        --timeout|--sentinel-mib|--device-sentinel-mib|--soak-steps|--soak-seconds|--soak-max-mib|--launch-calls|\
         --launch-runs|--distinct-values|--package|--versions|--from|--to|--extra|--older-than|-j|--jobs|--shard|--cxx-flag|-m|--exclude)
             return ;; # a value of the user's
     esac

@@ -1,0 +1,109 @@
+#!/usr/bin/env python3
+"""`leakgate gate -j N`: workers run at the same time give the verdicts and figures of the run
+one after another (-j 1), in the same report order, on the bundled models.
+
+    test_parallel_gate.py --leakgate BUILD/leakgate
+Each worker measures only its own process (allocator counters, sentinels, RSS): what runs beside
+it must change no status and no count. Two figures vary from run to run whatever -j is, and are
+compared within that variation: the soak's slope (RSS sampled in time; only its status is
+compared) and values-bounded's kept blocks (90,004 to 90,006 over five -j 1 runs of the naive
+cache model: the allocator's own blocks come and go), within a thousandth.
+"""
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+
+LEAKGATE = None
+ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
+TARGETS = os.path.join(ROOT, "fixtures", "targets")
+PYTHON_PROBE = os.path.join(ROOT, "examples", "probes", "decorated_functions_freed.py")
+SHORT_LAUNCH = ["--launch-calls", "200", "--launch-runs", "5", "--distinct-values", "20000",
+                "--soak-steps", "3000"]
+
+
+def gate(jobs, target, *args):
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, "gate.json")
+        run = subprocess.run([LEAKGATE, "gate", "--quiet", "-j", str(jobs), "--target", target,
+                              "--json", out, *args], capture_output=True, text=True, timeout=600)
+        if run.returncode not in (0, 1, 3):
+            raise AssertionError(f"gate -j {jobs} exited {run.returncode}: {run.stderr}")
+        with open(out) as handle:
+            return run.returncode, json.load(handle)
+
+
+# Check -> how far its amount may move between two runs of the same -j (None: not compared).
+VARYING = {"soak-growth": None, "values-bounded": 1e-3}
+
+
+def verdicts(report, varying=VARYING):
+    """(workload, role, subject, [(check, status, amount)]) per result, in report order; the
+    amounts of `varying` checks are left out (compared by `amounts`)."""
+    rows = []
+    for result in report["results"]:
+        checks = []
+        for check in result["checks"]:
+            amount = None if check["name"] in varying else check.get("amount")
+            checks.append((check["name"], check["status"], amount))
+        rows.append((result["workload"], result.get("role"), result["subject"], checks))
+    return rows
+
+
+def amounts(report, varying=VARYING):
+    return [(result["workload"], result.get("role"), check["name"], check.get("amount"))
+            for result in report["results"] for check in result["checks"]
+            if varying.get(check["name"]) is not None]
+
+
+class ParallelGate(unittest.TestCase):
+    def same(self, target, *args):
+        code1, sequential = gate(1, target, *args)
+        code4, parallel = gate(4, target, *args)
+        self.assertEqual(code1, code4)
+        self.assertEqual(verdicts(sequential), verdicts(parallel))
+        for (*where, one), (*_, other) in zip(amounts(sequential), amounts(parallel)):
+            tolerance = VARYING[where[2]] * max(abs(one or 0), abs(other or 0))
+            self.assertLessEqual(abs((one or 0) - (other or 0)), tolerance, msg=f"{where}: {one} vs {other}")
+        self.assertGreater(len(sequential["results"]), 1)
+        return sequential
+
+    def test_the_bundled_frame_cycle_model(self):
+        report = self.same(os.path.join(TARGETS, "frame_cycle_461.py"))
+        statuses = {c["name"]: c["status"] for r in report["results"] if r.get("role") == "target"
+                    for c in r["checks"]}
+        self.assertEqual(statuses["decorate-frame-cycle"], "fail")
+
+    def test_the_launch_path_models(self):
+        for name in ("uncached_packer", "naive_cache_packer", "owning_pointer_packer"):
+            with self.subTest(name):
+                self.same(os.path.join(TARGETS, "launch", name + ".py"), *SHORT_LAUNCH)
+
+    def test_a_target_without_scalar_types_skips_the_launch_path_without_a_reference(self):
+        report = self.same(os.path.join(TARGETS, "kernel_cache.py"), "--checks", "decorate,launch,soak",
+                           *SHORT_LAUNCH)
+        launch = [r for r in report["results"] if r["workload"] == "launch"]
+        self.assertEqual([r.get("role") for r in launch], ["target"])
+        self.assertTrue(all(c["status"] == "skip" for c in launch[0]["checks"]))
+
+    def test_a_raising_target_and_a_probe(self):
+        self.same(os.path.join(TARGETS, "broken", "raises_on_decorate.py"), "--checks", "decorate,import")
+        self.same(os.path.join(TARGETS, "frame_cycle_461.py"), "--checks", "decorate",
+                  "--probe", PYTHON_PROBE)
+
+
+def main():
+    global LEAKGATE
+    LEAKGATE = sys.argv.pop(sys.argv.index("--leakgate") + 1)
+    sys.argv.remove("--leakgate")
+    if not os.access(LEAKGATE, os.X_OK):
+        print("skip: no leakgate binary")
+        sys.exit(77)
+    unittest.main()
+
+
+if __name__ == "__main__":
+    main()

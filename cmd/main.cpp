@@ -248,6 +248,13 @@ int run(int argc, char** argv) {
         "Find frame-capture patterns in Python (AST) and C/C++ sources (libclang), before anything runs");
     addOutputOptions(lintCommand, output, lint.python, timeoutSeconds);
     lintCommand->add_option("paths", lint.paths, "Python and C/C++ files, or directories")->required();
+    lint.jobs = defaultJobs();
+    lintCommand
+        ->add_option("-j,--jobs", lint.jobs,
+                     fmt::format("Python lint workers at the same time, each given a share of the files "
+                                 "(default {}, the cores)",
+                                 lint.jobs))
+        ->check(CLI::Range(1, 64));
     lintCommand->add_option("--compile-commands", lint.compileCommands,
                             "C/C++: a compile_commands.json or its directory (default: one at the top "
                             "of a directory given, or in its build/)");

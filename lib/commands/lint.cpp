@@ -1,5 +1,7 @@
 #include "lib/commands/lint.h"
 
+#include "lib/base/task_pool.h"
+
 #include "leakgate/errors.h"
 #include "lib/base/log.h"
 #include "lib/lint/cxx.h"
@@ -20,21 +22,36 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// A worker's spec travels as one command-line argument, and Linux refuses an argument over
-// 128 KiB (MAX_ARG_STRLEN): a long list of files (`leakgate lint $(git ls-files '*.py')`) is
-// split across workers, each given at most this many bytes of paths.
+// The files each Python lint worker gets: contiguous runs of them, in order (so the findings
+// come out in the order of one worker), about `jobs` runs of equal source bytes, so that `jobs`
+// workers at once finish together. A run also ends at this many bytes of paths, which keeps each
+// worker's spec small whatever the list (`leakgate lint $(git ls-files '*.py')`).
 constexpr size_t kPathBytesPerWorker = 64 * 1024;
 
-std::vector<std::vector<std::string>> splitForWorkers(const std::vector<std::string>& paths) {
-    std::vector<std::vector<std::string>> chunks(1);
-    size_t bytes = 0;
+std::vector<std::vector<std::string>> splitForWorkers(const std::vector<std::string>& paths, int jobs) {
+    std::vector<std::uintmax_t> sizes;
+    std::uintmax_t total = 0;
     for (const auto& path : paths) {
-        if (!chunks.back().empty() && bytes + path.size() + 4 > kPathBytesPerWorker) {
+        std::error_code error;
+        std::uintmax_t size = fs::file_size(path, error);
+        sizes.push_back(error ? 0 : size); // unreadable: the worker says so
+        total += sizes.back();
+    }
+    const std::uintmax_t share = total / static_cast<std::uintmax_t>(std::max(jobs, 1)) + 1;
+    std::vector<std::vector<std::string>> chunks(1);
+    size_t pathBytes = 0;
+    std::uintmax_t sourceBytes = 0;
+    for (size_t i = 0; i < paths.size(); ++i) {
+        const std::string& path = paths[i];
+        bool full = sourceBytes >= share || pathBytes + path.size() + 4 > kPathBytesPerWorker;
+        if (!chunks.back().empty() && full) {
             chunks.emplace_back();
-            bytes = 0;
+            pathBytes = 0;
+            sourceBytes = 0;
         }
         chunks.back().push_back(path);
-        bytes += path.size() + 4; // quotes and a comma in the JSON
+        pathBytes += path.size() + 4; // quotes and a comma in the JSON
+        sourceBytes += sizes[i];
     }
     return chunks;
 }
@@ -329,18 +346,26 @@ Report runLint(const LintOptions& options) {
                       {"config", settings.configFile ? nlohmann::json(*settings.configFile) : nlohmann::json()}};
     // Only C/C++ files given: no worker to start.
     std::vector<std::vector<std::string>> chunks =
-        inputs.python.empty() ? std::vector<std::vector<std::string>>{} : splitForWorkers(inputs.python);
-    for (auto& chunk : chunks) {
-        worker::WorkerRequest request;
-        request.spec.workload = "lint";
-        request.spec.subject = result.subject;
-        request.spec.paths = std::move(chunk);
-        request.spec.environment = env;
-        request.spec.argv = {"leakgate-lint"};
-        request.timeout = options.timeout;
-        request.forwardOutput = options.forwardOutput;
-        merge(result, worker::runInWorker(request));
+        inputs.python.empty() ? std::vector<std::vector<std::string>>{}
+                              : splitForWorkers(inputs.python, options.jobs);
+    std::vector<WorkloadResult> parts(chunks.size());
+    std::vector<Task> tasks;
+    for (size_t i = 0; i < chunks.size(); ++i) {
+        tasks.push_back({[&, i] {
+            worker::WorkerRequest request;
+            request.spec.workload = "lint";
+            request.spec.subject = result.subject;
+            request.spec.paths = std::move(chunks[i]);
+            request.spec.environment = env;
+            request.spec.argv = {"leakgate-lint"};
+            request.timeout = options.timeout;
+            request.forwardOutput = options.forwardOutput;
+            parts[i] = worker::runInWorker(request);
+        }});
     }
+    runTasks(tasks, options.jobs);
+    for (WorkloadResult& part : parts)
+        merge(result, std::move(part));
     lintCxx(options, inputs, result);
     applySettings(result, rules);
     result.details["rules"] = rules;

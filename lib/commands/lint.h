@@ -26,6 +26,7 @@ struct LintOptions {
     std::vector<std::string> includeDirs;
     std::chrono::seconds timeout{300};
     bool forwardOutput = true;
+    int jobs = 1; // Python lint workers at the same time, each given a share of the files
     // What the project asks (lib/lint/project.h): rules as "rule,rule" lists (--select replaces the
     // pyproject.toml's, --ignore and --exclude add to it), exclude globs relative to the current
     // directory, and the shipped headers under site-packages.

@@ -32,7 +32,7 @@ _leakgate() {
                          --soak-steps --soak-seconds --soak-max-mib -j --jobs --baseline --budgets --launch-calls --launch-runs
                          --probe --lint --distinct-values" ;;
         lint)   options="$global $outputs --compile-commands --cxx-flag -I --include --select --ignore
-                         --exclude --site-packages-headers --config --no-config" ;;
+                         --exclude --site-packages-headers --config --no-config -j --jobs" ;;
         bisect) options="$global --package --versions --from --to --pre --extra --python -j --jobs --shard --target --checks --probe --json --junit
                          --timeout --soak-seconds --launch-calls --launch-runs --distinct-values
                          -q --quiet --color --no-color" ;;

@@ -90,6 +90,14 @@ class LintCli(unittest.TestCase):
         self.assertEqual(len(report["findings"]), copies * expected)
         self.assertEqual(report["checks"][0]["amount"], copies * expected)
 
+    def test_workers_at_the_same_time_give_the_findings_of_one_in_its_order(self):
+        _, one = lint("-j", "1", FIXTURES)
+        _, four = lint("-j", "4", FIXTURES)
+        self.assertGreater(len(one["findings"]), 10)
+        self.assertEqual(one["findings"], four["findings"])
+        self.assertEqual(one["checks"], four["checks"])
+        self.assertEqual(one["results"][0]["details"]["files"], four["results"][0]["details"]["files"])
+
 
 # A frame kept in a static only when KEEP_FRAME is defined, through a header of its own.
 CXX_SOURCE = textwrap.dedent("""\

@@ -5,8 +5,12 @@
 //   leakgate_scan_bench [--python VENV_PYTHON] [--sizes 10000,100000,1000000] [--repeat 3]
 //                       [--peers-up-to N] [--objgraph-up-to N]
 //
-// Every figure is printed as a ratio to the collection of the same heap; each repetition builds
-// the heap afresh, and the best of the repetitions is kept for each side.
+// Every figure is printed as a ratio to the collection of the same heap, and to one traverse of
+// the same garbage (a loop calling each object's tp_traverse with a visit that does nothing: the
+// walk the collector does, the floor of any graph built from it). Each repetition builds the heap
+// afresh; times are the best of the repetitions, ratios the median with min-max over them, each
+// repetition's pair measured on the same heap (refcycle runs on every repetition up to
+// --peers-up-to, objgraph on the first one).
 #include "lib/python/environment.h"
 #include "lib/python/interpreter.h"
 #include "lib/scanner/components.h"
@@ -23,9 +27,11 @@
 #include <fstream>
 #include <limits>
 #include <sstream>
+#include <span>
 #include <string>
 #include <vector>
 
+#include <malloc.h>
 #include <time.h>
 
 namespace {
@@ -104,6 +110,7 @@ Options parse(int argc, char** argv) {
 
 struct ScanTimes {
     double collect = 0;    // the DEBUG_SAVEALL collection that found the heap
+    double traverse = 0;   // one tp_traverse of every garbage object, visit doing nothing
     double scan = 0;       // from the collection's return to the finished explanation
     double graph = 0;      // of which: the object graph
     double components = 0; //           strongly connected components
@@ -115,8 +122,25 @@ struct ScanTimes {
     std::int64_t peakBytes = 0; // RSS peak of the scan above the RSS before it
 };
 
+// Median and range of one ratio over the repetitions.
+struct Spread {
+    std::vector<double> values;
+    void add(double value) { values.push_back(value); }
+    std::string format(const char* unit = "x") const {
+        if (values.empty()) return "-";
+        std::vector<double> sorted(values);
+        std::sort(sorted.begin(), sorted.end());
+        size_t n = sorted.size();
+        double median = n % 2 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
+        return fmt::format("{:.2f}{} ({:.2f}-{:.2f}, n={})", median, unit, sorted.front(),
+                           sorted.back(), n);
+    }
+};
+
 struct Best {
     ScanTimes best;
+    double bestTraverse = std::numeric_limits<double>::infinity();
+    Spread scanVsTraverse, scanVsCollect, refcycleVsScan, bytesPerObject;
     double bestCollect = std::numeric_limits<double>::infinity();
     double bestScan = std::numeric_limits<double>::infinity();
     std::int64_t peakBytes = 0;
@@ -144,10 +168,27 @@ double buildAndCollect(py::module_& heap, py::module_& gc, long n) {
     return seconds;
 }
 
+int visitNothing(PyObject*, void*) {
+    return 0;
+}
+
+// The floor: what the collector's own walk costs on these objects, nothing recorded.
+double traverseOnce(std::span<PyObject* const> objects) {
+    auto started = Clock::now();
+    for (PyObject* object : objects) {
+        traverseproc traverse = Py_TYPE(object)->tp_traverse;
+        if (PyObject_IS_GC(object) && traverse != nullptr) traverse(object, &visitNothing, nullptr);
+    }
+    return secondsSince(started);
+}
+
 ScanTimes scanOnce(py::module_& gc, double collect) {
     ScanTimes times;
     times.collect = collect;
     py::list garbage = gc.attr("garbage");
+    // Memory freed before the scan (the previous repetition's, the peers') goes back to the
+    // system first: else the scan reuses pages already resident and its growth reads as nothing.
+    ::malloc_trim(0);
     resetPeakRss();
     std::int64_t before = statusBytes("VmRSS");
     auto started = Clock::now();
@@ -171,6 +212,9 @@ ScanTimes scanOnce(py::module_& gc, double collect) {
     for (scanner::ComponentId component = 0; component < components.count(); ++component)
         times.cyclic += components.isCyclic(graph, component) ? 1 : 0;
     times.findings = cycles.findings.size();
+    // After the scan, on the same pointers: neither side runs on caches the other warmed (the
+    // collection walked the heap just before the scan, as it does in a probe).
+    times.traverse = traverseOnce(saved);
     if (!cycles.findings.empty() &&
         cycles.findings.front().locals != std::vector<std::string>{"cur_frame"}) {
         throw std::runtime_error("the scan did not name the culprit's local `cur_frame`: " +
@@ -244,13 +288,22 @@ int main(int argc, char** argv) {
                 best.best = times;
             }
             best.peakBytes = std::max(best.peakBytes, times.peakBytes);
-            // The peers, once per size, on the heap of the first repetition.
-            if (rep == 0 && havePeers && n <= options.peersUpTo) {
-                best.refcycleCollect = collect;
+            best.bestTraverse = std::min(best.bestTraverse, times.traverse);
+            best.scanVsTraverse.add(times.scan / times.traverse);
+            best.scanVsCollect.add(times.scan / times.collect);
+            best.bytesPerObject.add(static_cast<double>(times.peakBytes) /
+                                    std::max<long>(1, times.garbage));
+            // refcycle on every repetition's heap, paired with that repetition's scan.
+            if (havePeers && n <= options.peersUpTo) {
                 py::dict scope;
                 scope["__builtins__"] = py::module_::import("builtins");
                 py::exec(kRefcycle, scope);
-                best.refcycle = scope["seconds"].cast<double>();
+                double seconds = scope["seconds"].cast<double>();
+                best.refcycleVsScan.add(seconds / times.scan);
+                if (best.refcycle < 0 || seconds < best.refcycle) {
+                    best.refcycle = seconds;
+                    best.refcycleCollect = collect;
+                }
                 best.refcycleComponents = scope["count"].cast<long>();
             }
             if (rep == 0 && havePeers && n <= options.objgraphUpTo) {
@@ -271,19 +324,26 @@ int main(int argc, char** argv) {
             t.garbage, t.edges, t.cyclic, t.findings);
         fmt::print("  collection (DEBUG_SAVEALL, the floor) {:8.1f} ms   best of {}\n",
                    best.bestCollect * 1e3, options.repeat);
+        fmt::print("  one traverse of the garbage (floor)   {:8.1f} ms   best of {}\n",
+                   best.bestTraverse * 1e3, options.repeat);
         fmt::print("  leakgate scan                         {:8.1f} ms   {} of the collection"
                    "   (graph {:.1f}, components {:.1f}, explain {:.1f} ms)\n",
                    best.bestScan * 1e3, ratio(best.bestScan, best.bestCollect), t.graph * 1e3,
                    t.components * 1e3, t.explain * 1e3);
+        fmt::print("  scan vs one traverse of the garbage   {}\n", best.scanVsTraverse.format());
+        fmt::print("  scan vs the collection                {}\n", best.scanVsCollect.format());
         fmt::print(
-            "  scan peak RSS                         {:8.1f} MiB  {:.0f} bytes per garbage object\n",
+            "  scan peak RSS                         {:8.1f} MiB  {:.0f} bytes per garbage object"
+            "; per repetition {}\n",
             best.peakBytes / 1048576.0,
-            static_cast<double>(best.peakBytes) / std::max<long>(1, t.garbage));
+            static_cast<double>(best.peakBytes) / std::max<long>(1, t.garbage),
+            best.bytesPerObject.format(" B"));
         if (best.refcycle >= 0) {
             fmt::print("  refcycle ObjectGraph + SCCs           {:8.1f} ms   {} of its collection; "
-                       "{:.0f}x leakgate's scan ({} SCCs of 2 or more)\n",
+                       "{:.0f}x leakgate's best scan ({} SCCs of 2 or more)\n",
                        best.refcycle * 1e3, ratio(best.refcycle, best.refcycleCollect),
                        best.refcycle / best.bestScan, best.refcycleComponents);
+            fmt::print("  refcycle vs the scan of the same heap {}\n", best.refcycleVsScan.format());
         }
         if (best.objgraph >= 0) {
             fmt::print("  objgraph find_backref_chain           {:8.1f} ms   {} of its collection; "

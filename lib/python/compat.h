@@ -146,9 +146,45 @@ inline PyMethodDef* methodDefOf(PyObject* descriptor) {
     return reinterpret_cast<PyMethodDescrObject*>(descriptor)->d_method;
 }
 
+// PyObject_IS_GC without the call (the scanner asks it of every referent): whether the object
+// has a GC header, read from its type as CPython's own inline version does.
+inline bool hasGcHeader(PyObject* object) {
+    PyTypeObject* type = Py_TYPE(object);
+    return PyType_IS_GC(type) && (type->tp_is_gc == nullptr || type->tp_is_gc(object));
+}
+
+// __sizeof__ of a list, a dict and an int without the method call and the int object it returns
+// (the footprint asks it of every object it counts); -1 where the version's layout is not known
+// here (the caller calls the method). Callers check one result against the method per type.
+inline Py_ssize_t listSizeof(PyObject* list) {
+    return Py_TYPE(list)->tp_basicsize +
+           reinterpret_cast<PyListObject*>(list)->allocated * static_cast<Py_ssize_t>(sizeof(void*));
+}
+inline Py_ssize_t dictSizeof(PyObject* dict) {
+#if PY_VERSION_HEX < 0x030D0000
+    return _PyDict_SizeOf(reinterpret_cast<PyDictObject*>(dict));
+#else
+    (void)dict; // 3.13 moved _PyDict_SizeOf to the internal headers
+    return -1;
+#endif
+}
+inline Py_ssize_t longSizeof(PyObject* number) {
+#if PY_VERSION_HEX < 0x030C0000
+    Py_ssize_t digits = Py_ABS(Py_SIZE(number));
+#if PY_VERSION_HEX >= 0x030B0000
+    if (digits == 0) digits = 1; // from 3.11 zero has a digit too
+#endif
+    return static_cast<Py_ssize_t>(offsetof(PyLongObject, ob_digit)) +
+           digits * static_cast<Py_ssize_t>(sizeof(digit));
+#else
+    (void)number; // 3.12 packs the sign and size in lv_tag
+    return -1;
+#endif
+}
+
 // Whether the collector tracks this object (only tracked objects can sit in cyclic garbage).
 inline bool isGcTracked(PyObject* object) {
-    return PyObject_IS_GC(object) && PyObject_GC_IsTracked(object);
+    return hasGcHeader(object) && PyObject_GC_IsTracked(object);
 }
 
 } // namespace leakgate::python

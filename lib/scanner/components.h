@@ -22,13 +22,15 @@ class Components {
     std::span<const NodeId> members(ComponentId component) const {
         return {members_.data() + offsets_[component], members_.data() + offsets_[component + 1]};
     }
-    // A cycle: more than one member, or one member that refers to itself.
+    // A cycle: more than one member, or one member that refers to itself (`graph` is the one the
+    // components were found in; the answer was noted then).
     bool isCyclic(const ObjectGraph& graph, ComponentId component) const;
 
   private:
     std::vector<ComponentId> componentOf_;
     std::vector<std::uint32_t> offsets_{0};
     std::vector<NodeId> members_;
+    std::vector<bool> cyclic_; // per component
 };
 
 } // namespace leakgate::scanner

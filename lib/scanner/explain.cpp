@@ -64,6 +64,8 @@ class ObjectSizes {
         case Rule::kMethod:
             if (auto size = callSizeof(lastRule_.method, object)) return lastRule_.extra + *size;
             return getsizeof(object);
+        case Rule::kInline:
+            return lastRule_.extra + lastRule_.inlineSize(object);
         case Rule::kCall:
             break;
         }
@@ -72,10 +74,34 @@ class ObjectSizes {
 
   private:
     struct Rule {
-        enum Kind { kCall, kBasic, kMethod } kind = kCall;
+        enum Kind { kCall, kBasic, kMethod, kInline } kind = kCall;
         PyCFunction method = nullptr;
         std::int64_t extra = 0;
+        Py_ssize_t (*inlineSize)(PyObject*) = nullptr; // kInline: the method's result, computed
     };
+
+    // The C function behind a built-in type's __sizeof__.
+    static PyCFunction sizeofMethodOf(PyTypeObject* type) {
+        OwnedRef method = own(PyObject_GetAttrString(reinterpret_cast<PyObject*>(type), "__sizeof__"));
+        PyMethodDef* definition = method ? python::methodDefOf(method.get()) : nullptr;
+        PyErr_Clear();
+        return definition ? definition->ml_meth : nullptr;
+    }
+
+    // list's, dict's and int's __sizeof__ (subclasses' too) computed inline: most of what a
+    // footprint counts, and each call would make an int. Used only where the computation gives
+    // what the method gave for the type's first object.
+    static Py_ssize_t (*inlineSizeFor(PyCFunction method))(PyObject*) {
+        static const std::pair<PyCFunction, Py_ssize_t (*)(PyObject*)> known[] = {
+            {sizeofMethodOf(&PyList_Type), python::listSizeof},
+            {sizeofMethodOf(&PyDict_Type), python::dictSizeof},
+            {sizeofMethodOf(&PyLong_Type), python::longSizeof},
+        };
+        for (const auto& [candidate, size] : known) {
+            if (candidate != nullptr && candidate == method) return size;
+        }
+        return nullptr;
+    }
 
     // object.__sizeof__: the fixed part plus the items.
     static std::int64_t basicSize(PyObject* object) {
@@ -116,6 +142,10 @@ class ObjectSizes {
             PyObject_GetAttrString(reinterpret_cast<PyObject*>(&PyBaseObject_Type), "__sizeof__");
         if (method.get() == objectSizeof && basicSize(object) == *sizeofValue) {
             return {Rule::kBasic, nullptr, extra};
+        }
+        if (auto inlineSize = inlineSizeFor(definition->ml_meth);
+            inlineSize != nullptr && inlineSize(object) == *sizeofValue) {
+            return {Rule::kInline, nullptr, extra, inlineSize};
         }
         return {Rule::kMethod, definition->ml_meth, extra};
     }
@@ -278,8 +308,7 @@ std::optional<Culprit> findCulprit(const ObjectGraph& graph, const Components& c
                                    ComponentId component) {
     std::vector<NodeId> frames, harness;
     for (NodeId node : components.members(component)) {
-        PyObject* object = graph.object(node);
-        if (PyFrame_Check(object)) (isHarnessFrame(object) ? harness : frames).push_back(node);
+        if (graph.isFrame(node)) (isHarnessFrame(graph.object(node)) ? harness : frames).push_back(node);
     }
     // A cycle whose only frames are leakgate's own is still the code under test's doing (it kept
     // a frame of the workload, say the one that applied its decorator): that frame is the culprit.
@@ -439,6 +468,8 @@ Footprint footprint(const ObjectGraph& graph, std::span<const NodeId> sources,
             if (seen[next] || (excluded && (*excluded)[next])) continue;
             seen[next] = true;
             stack.push_back(next);
+            // Its size is read when it is popped: by then the line is on its way.
+            __builtin_prefetch(graph.object(next));
         }
     }
     // Untracked data (a big bytes or bytearray local) goes with the objects only when every

@@ -41,6 +41,10 @@ class ObjectGraph {
     // How many references to the node come from nodes of the graph (counted on first use).
     std::uint32_t inDegree(NodeId node) const;
     size_t edgeCount() const { return edges_.size(); }
+    // Whether the node is a frame object: the explanation looks for frames among a component's
+    // members, and the walk has each node's type at hand, where reading it again later is a
+    // cache miss per member.
+    bool isFrame(NodeId node) const { return frames_[node]; }
 
     // The reversed edges, built on demand (retention paths walk back from a frame to a root).
     struct Reverse {
@@ -53,19 +57,53 @@ class ObjectGraph {
     Reverse reverse() const;
 
   private:
-    // Open addressing on the pointer value: no allocation per object, no Python calls.
-    struct Slot {
-        PyObject* key = nullptr;
-        NodeId node = 0;
+    // The index, without a hash of every object: an object is found by the 4 KiB of address space
+    // it starts in (its page: a quarter of a 64-bit build's 16 KiB pymalloc pool; any address has
+    // one, pymalloc's or not) and by its 16-byte slot there. Two live objects never start in the
+    // same slot, since none is smaller than a PyObject (16 bytes), so one bit per slot says
+    // exactly whether an address is a node: there is no key to compare. Nodes are ranked by page,
+    // then slot; ids_[rank] is the node's id. A heap of small objects has about 37 on a page, so
+    // the pages and their table take about 3 bytes per object and stay in the cache where a table
+    // of objects (32 bytes per object before) could not: a referent is looked up with a read of
+    // its page's key, of the page and of ids_.
+    static constexpr unsigned kSlotShift = 4;
+    static constexpr unsigned kPageShift = 12;
+    static constexpr unsigned kSlotsPerPage = 1u << (kPageShift - kSlotShift);
+    static_assert(sizeof(PyObject) >= (size_t{1} << kSlotShift), "two objects could share a slot");
+    struct PageKey {
+        std::uintptr_t number = 0; // address >> kPageShift; 0 marks an empty entry (no object there)
+        std::uint32_t page = 0;    // into pages_
     };
-    std::vector<Slot> index_;
-    size_t indexMask_ = 0;
+    struct Page {
+        std::uint32_t firstRank = 0;
+        std::uint8_t wordRank[4] = {}; // nodes on this page in the words before each word
+        std::uint64_t slots[kSlotsPerPage / 64] = {};
+    };
+    static std::uintptr_t pageNumber(PyObject* object) {
+        return reinterpret_cast<std::uintptr_t>(object) >> kPageShift;
+    }
+    static unsigned slotOf(PyObject* object) {
+        return (reinterpret_cast<std::uintptr_t>(object) >> kSlotShift) & (kSlotsPerPage - 1);
+    }
+    // The entry of pageKeys_ that holds `number`, or the empty one where it would go.
+    size_t keyEntry(std::uintptr_t number) const;
+    // The page `object` starts in, or nullptr (then it is no node).
+    const Page* findPage(PyObject* object) const;
+    // Whether `object` is a node of `page`; its rank if so.
+    static bool rankOf(const Page& page, PyObject* object, std::uint32_t& rank);
+    Page& insertPage(std::uintptr_t number);
+
+    std::vector<PageKey> pageKeys_; // open addressing on the page number, at most half full
+    size_t pageMask_ = 0;
+    std::vector<Page> pages_;
+    std::vector<NodeId> ids_; // by rank
 
     std::vector<PyObject*> objects_;
     std::vector<std::uint32_t> edgeOffsets_;
     std::vector<NodeId> edges_;
     std::vector<std::uint32_t> leafOffsets_;
     std::vector<Leaf> leaves_;
+    std::vector<bool> frames_;
     mutable std::vector<std::uint32_t> inDegree_; // filled by the first inDegree()
 
     friend struct GraphBuilder;

@@ -5,6 +5,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <functional>
+
 namespace leakgate::scanner {
 namespace {
 
@@ -71,6 +74,91 @@ TEST(Components, AMillionObjectChainIsNumberedSinksFirst) {
         ASSERT_LT(components.of(node + 1), components.of(node)); // reachable => smaller id
     }
     breakChain(lists);
+}
+
+// Tarjan's algorithm as it reads, with an array per node for the discovery index and the low link
+// (as Components::find was written before it kept the low link in the call frames): the numbering
+// and the order of members Components::find must give.
+struct ReferenceComponents {
+    std::vector<std::uint32_t> of;
+    std::vector<std::vector<NodeId>> members;
+
+    explicit ReferenceComponents(const ObjectGraph& graph) {
+        constexpr std::uint32_t kUnvisited = UINT32_MAX;
+        std::vector<std::uint32_t> order(graph.size(), kUnvisited), low(graph.size(), 0);
+        of.assign(graph.size(), kUnvisited);
+        std::vector<NodeId> stack;
+        std::uint32_t next = 0;
+        std::function<void(NodeId)> visit = [&](NodeId node) {
+            order[node] = low[node] = next++;
+            stack.push_back(node);
+            for (NodeId successor : graph.successors(node)) {
+                if (order[successor] == kUnvisited) {
+                    visit(successor);
+                    low[node] = std::min(low[node], low[successor]);
+                } else if (of[successor] == kUnvisited) {
+                    low[node] = std::min(low[node], order[successor]);
+                }
+            }
+            if (low[node] != order[node]) return;
+            members.emplace_back();
+            NodeId member;
+            do {
+                member = stack.back();
+                stack.pop_back();
+                of[member] = static_cast<std::uint32_t>(members.size() - 1);
+                members.back().push_back(member);
+            } while (member != node);
+        };
+        for (NodeId root = 0; root < graph.size(); ++root) {
+            if (order[root] == kUnvisited) visit(root);
+        }
+    }
+};
+
+TEST(Components, NumbersComponentsAndOrdersMembersAsTarjansAlgorithmReads) {
+    // GIVEN the garbage of units of cycles of several shapes (trees with parent pointers, dicts
+    // that hold themselves, chains into them, lone objects)
+    testing::runPython(R"(
+class Node:
+    def __init__(self, parent):
+        self.parent, self.children = parent, []
+        if parent is not None: parent.children.append(self)
+for unit in range(300):
+    nodes = [Node(None)]
+    for i in range(1, 12 + unit % 9):
+        nodes.append(Node(nodes[(i - 1) // 3]))
+    cache = {"root": nodes[unit % len(nodes)]}
+    cache["cache"] = cache
+    chain = [cache]
+    for i in range(unit % 5):
+        chain = [chain, {"tail": chain}]
+    lone = [[]]
+    lone[0].append(lone[0])
+)");
+    py::list garbage = testing::collectGarbage();
+    std::vector<PyObject*> objects;
+    for (py::handle object : garbage)
+        objects.push_back(object.ptr());
+    ObjectGraph graph = ObjectGraph::build(objects);
+    // WHEN the components are found
+    Components components = Components::find(graph);
+    // THEN they are numbered, filled and marked cyclic as the textbook algorithm does
+    ReferenceComponents reference(graph);
+    ASSERT_EQ(components.count(), reference.members.size());
+    for (NodeId node = 0; node < graph.size(); ++node)
+        ASSERT_EQ(components.of(node), reference.of[node]) << "node " << node;
+    size_t cyclic = 0;
+    for (ComponentId component = 0; component < components.count(); ++component) {
+        auto members = components.members(component);
+        EXPECT_EQ(std::vector<NodeId>(members.begin(), members.end()), reference.members[component]);
+        auto successors = graph.successors(members[0]);
+        bool selfLoop = std::find(successors.begin(), successors.end(), members[0]) != successors.end();
+        EXPECT_EQ(components.isCyclic(graph, component), members.size() > 1 || selfLoop);
+        cyclic += components.isCyclic(graph, component) ? 1 : 0;
+    }
+    EXPECT_GT(cyclic, 600u);
+    testing::clearGarbage();
 }
 
 } // namespace

@@ -231,5 +231,38 @@ TEST(Footprint, GivenObjectsOfManyKindsThenEachCountsAtItsSysGetsizeof) {
     EXPECT_EQ(total.bytes, expected);
 }
 
+TEST(Footprint, GivenListsDictsAndIntsOfEverySizeThenEachCountsAtItsSysGetsizeof) {
+    // GIVEN lists, dicts and ints (sized without their __sizeof__ call once the first of the type
+    // agrees with it) of many sizes, the first of each type the smallest; subclasses; an instance
+    // dict that shares its keys; negative ints, zero, a bool
+    py::dict scope = testing::runPython(R"(
+class Sub(list): pass
+class Mapping(dict): pass
+class Instance:
+    def __init__(self, i): self.a, self.b = i, i
+# Nothing here is owned by one of the objects alone (no leaf adds its bytes), and no object
+# refers to another: each one's footprint is itself.
+shared = ("shared",)
+keys = [f"k{i}" for i in range(50)]
+objects = [[]] + [[shared] * n for n in (1, 5, 17, 100, 1000)] + [[None] * 7]
+grown = []
+for i in range(33): grown.append(None)
+objects += [grown, Sub([None, shared]), {}, {"a": None}, dict.fromkeys(keys), Mapping(x=shared)]
+objects += [Instance(shared).__dict__, 0, -1, 2**30 + 7, -2**62, 2**200, -(2**500), True]
+)");
+    std::vector<PyObject*> pointers;
+    for (py::handle object : py::list(scope["objects"]))
+        pointers.push_back(object.ptr());
+    ObjectGraph graph = ObjectGraph::build(pointers);
+    py::object getsizeof = py::module_::import("sys").attr("getsizeof");
+    // WHEN each is taken alone THEN its bytes are its sys.getsizeof
+    for (NodeId node = 0; node < graph.size(); ++node) {
+        NodeId only[] = {node};
+        EXPECT_EQ(footprint(graph, only).bytes,
+                  getsizeof(py::handle(graph.object(node))).cast<std::int64_t>())
+            << py::repr(py::handle(graph.object(node))).cast<std::string>().substr(0, 60);
+    }
+}
+
 } // namespace
 } // namespace leakgate::scanner

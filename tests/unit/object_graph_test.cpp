@@ -4,7 +4,10 @@
 
 #include <gtest/gtest.h>
 
+#include "lib/python/compat.h"
+
 #include <algorithm>
+#include <unordered_map>
 
 namespace leakgate::scanner {
 namespace {
@@ -59,6 +62,180 @@ TEST(ObjectGraph, ReverseEdgesListEveryPredecessor) {
     std::sort(sorted.begin(), sorted.end());
     EXPECT_EQ(sorted, (std::vector<NodeId>{1, 2}));
     EXPECT_TRUE(reverse.predecessors(1).empty());
+}
+
+// The graph as the definition reads, with a hash map from object to node: what ObjectGraph::build
+// must give, node for node, edge for edge and leaf for leaf, in the same order.
+struct ReferenceGraph {
+    std::vector<PyObject*> objects;
+    std::unordered_map<PyObject*, NodeId> index;
+    std::vector<std::vector<NodeId>> edges;
+    std::vector<std::vector<ObjectGraph::Leaf>> leaves;
+
+    explicit ReferenceGraph(const std::vector<PyObject*>& input) {
+        for (PyObject* object : input) {
+            if (index.emplace(object, static_cast<NodeId>(objects.size())).second)
+                objects.push_back(object);
+        }
+        for (PyObject* object : objects) {
+            std::vector<PyObject*> referents;
+            traverseproc traverse = Py_TYPE(object)->tp_traverse;
+            if (PyObject_IS_GC(object) && traverse != nullptr) {
+                traverse(
+                    object,
+                    [](PyObject* referent, void* out) {
+                        if (referent) static_cast<std::vector<PyObject*>*>(out)->push_back(referent);
+                        return 0;
+                    },
+                    &referents);
+            }
+            edges.emplace_back();
+            leaves.emplace_back();
+            for (PyObject* referent : referents) {
+                if (auto found = index.find(referent); found != index.end()) {
+                    edges.back().push_back(found->second);
+                } else if (!python::isGcTracked(referent)) {
+                    leaves.back().push_back({referent, Py_REFCNT(referent)});
+                }
+            }
+        }
+    }
+};
+
+void expectSameGraph(const ObjectGraph& graph, const ReferenceGraph& reference) {
+    ASSERT_EQ(graph.size(), reference.objects.size());
+    size_t edges = 0;
+    for (NodeId node = 0; node < graph.size(); ++node) {
+        ASSERT_EQ(graph.object(node), reference.objects[node]) << "node " << node;
+        auto successors = graph.successors(node);
+        EXPECT_EQ(std::vector<NodeId>(successors.begin(), successors.end()), reference.edges[node])
+            << "edges of node " << node << ", a " << Py_TYPE(graph.object(node))->tp_name;
+        auto leaves = graph.untrackedReferents(node);
+        ASSERT_EQ(leaves.size(), reference.leaves[node].size()) << "leaves of node " << node;
+        for (size_t i = 0; i < leaves.size(); ++i) {
+            EXPECT_EQ(leaves[i].object, reference.leaves[node][i].object);
+            EXPECT_EQ(leaves[i].refcount, reference.leaves[node][i].refcount);
+        }
+        EXPECT_EQ(graph.find(graph.object(node)), node);
+        edges += successors.size();
+    }
+    EXPECT_EQ(graph.edgeCount(), edges);
+}
+
+// Every referent of the set, and the objects beside them in memory, looked up in both.
+void expectSameMembership(const ObjectGraph& graph, const ReferenceGraph& reference,
+                          const std::vector<PyObject*>& probes) {
+    for (PyObject* probe : probes) {
+        auto expected = reference.index.find(probe);
+        auto found = graph.find(probe);
+        if (expected == reference.index.end()) {
+            EXPECT_FALSE(found.has_value()) << "a " << Py_TYPE(probe)->tp_name << " outside the set";
+        } else {
+            EXPECT_EQ(found, expected->second);
+        }
+    }
+}
+
+std::vector<PyObject*> pointersOf(const py::list& list) {
+    std::vector<PyObject*> pointers;
+    for (py::handle item : list)
+        pointers.push_back(item.ptr());
+    return pointers;
+}
+
+// A heap of every kind the scanner meets: small and large objects (a tuple of 200 items and an
+// instance of many slots are over pymalloc's 512 bytes, so malloc places them), lists, dicts,
+// sets, frames, a generator, cells; objects listed twice; referents outside the set, tracked (a
+// module-level dict, every other list of a run allocated side by side, so on the same pages as
+// nodes) and untracked (ints, strings, a large bytes).
+constexpr const char* kMixedHeap = R"(
+import sys
+
+class Slots:
+    __slots__ = tuple(f"s{i}" for i in range(80))
+
+def frame_cycle(payload):
+    frame = sys._getframe()
+    return frame
+
+def closure_over(value):
+    return lambda: value
+
+def generator(items):
+    yield from items
+
+outside = {"tracked": "outside the set"}
+big_bytes = b"x" * 4096
+members = []
+side_by_side = [[i] for i in range(3000)]
+for i in range(0, len(side_by_side), 2):
+    side_by_side[i].append(side_by_side[i + 1])  # a neighbour outside the set
+    side_by_side[i].append(side_by_side[(i + 2) % len(side_by_side)])
+    members.append(side_by_side[i])
+for i in range(300):
+    big = tuple([i, "text", outside, big_bytes] + [None] * 196)
+    slots = Slots()
+    for k in range(80):
+        setattr(slots, f"s{k}", big if k % 7 == 0 else k * 1000 + i)
+    record = {"key": i, "big": big, "slots": slots, "self": None, "set": {i, str(i)}}
+    record["self"] = record
+    cell_owner = closure_over(record)
+    members += [big, slots, record, record["set"], cell_owner, cell_owner.__closure__[0]]
+frames = [frame_cycle(members) for _ in range(20)]
+gen = generator(members)
+next(gen)
+members += frames + [gen, outside["tracked"], 12345678]
+members += members[::5]  # listed twice
+)";
+
+TEST(ObjectGraph, BuildsTheSameGraphAsAHashMapOfEveryObject) {
+    py::dict scope = testing::runPython(kMixedHeap);
+    std::vector<PyObject*> objects = pointersOf(scope["members"]);
+    ObjectGraph graph = ObjectGraph::build(objects);
+    ReferenceGraph reference(objects);
+    EXPECT_LT(reference.objects.size(), objects.size()); // some were listed twice
+    expectSameGraph(graph, reference);
+
+    // The lookups that matter: every referent, and objects on the nodes' pages that are no nodes.
+    std::vector<PyObject*> probes = pointersOf(scope["side_by_side"]);
+    for (NodeId node = 0; node < graph.size(); ++node) {
+        for (const auto& leaf : graph.untrackedReferents(node))
+            probes.push_back(leaf.object);
+    }
+    probes.push_back(scope["outside"].ptr());
+    probes.push_back(scope.ptr());
+    expectSameMembership(graph, reference, probes);
+    size_t outside = std::count_if(probes.begin(), probes.end(),
+                                   [&](PyObject* probe) { return !reference.index.count(probe); });
+    EXPECT_GT(outside, 1000u);
+}
+
+TEST(ObjectGraph, BuildsTheSameGraphAsAHashMapOnTheGarbageOfACollection) {
+    testing::runPython(R"(
+class Node:
+    def __init__(self, parent):
+        self.parent, self.children, self.attrs = parent, [], {"depth": 0, "name": "n" * 600}
+        if parent is not None: parent.children.append(self)
+for unit in range(400):
+    nodes = [Node(None)]
+    for i in range(1, 30):
+        nodes.append(Node(nodes[(i - 1) // 3]))
+    cache = {"root": nodes[0], "unit": unit, "blob": bytearray(700)}
+    cache["cache"] = cache
+)");
+    py::list garbage = testing::collectGarbage();
+    std::vector<PyObject*> objects = pointersOf(garbage);
+    ASSERT_GT(objects.size(), 10'000u);
+    ObjectGraph graph = ObjectGraph::build(objects);
+    expectSameGraph(graph, ReferenceGraph(objects));
+    testing::clearGarbage();
+}
+
+TEST(ObjectGraph, FindsNothingInAnEmptyGraph) {
+    std::vector<PyObject*> none;
+    ObjectGraph graph = ObjectGraph::build(none);
+    EXPECT_EQ(graph.size(), 0u);
+    EXPECT_FALSE(graph.find(Py_None).has_value());
 }
 
 } // namespace

@@ -29,9 +29,18 @@
 
 namespace {
 
-// The cores this process may run on: the default of gate's -j.
+// The cores this process may run on: the default of gate's and lint's -j.
 int defaultJobs() {
     return std::clamp(static_cast<int>(std::thread::hardware_concurrency()), 1, 64);
+}
+
+// -j,--jobs N, by default the cores; 1 runs one after another.
+void addJobsOption(CLI::App* command, int& jobs, const std::string& what) {
+    jobs = defaultJobs();
+    command
+        ->add_option("-j,--jobs", jobs,
+                     fmt::format("{} (default {}, the cores; 1: one after another)", what, jobs))
+        ->check(CLI::Range(1, 64));
 }
 
 using namespace leakgate;
@@ -227,13 +236,8 @@ int run(int argc, char** argv) {
         ->type_name("FILE")
         ->expected(1)
         ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
-    gate.jobs = defaultJobs();
-    gateCommand
-        ->add_option("-j,--jobs", gate.jobs,
-                     fmt::format("Workers run at the same time: target and reference, and different "
-                                 "workloads (default {}, the cores; 1 runs them one after another)",
-                                 gate.jobs))
-        ->check(CLI::Range(1, 64));
+    addJobsOption(gateCommand, gate.jobs,
+                  "Workers run at the same time: target and reference, and different workloads");
     gateCommand->add_flag("--lint", gate.lint,
                           "Also lint the target's sources (a file target's file; cute: the installed "
                           "nvidia_cutlass_dsl) and mark findings the dynamic checks confirm");
@@ -248,13 +252,8 @@ int run(int argc, char** argv) {
         "Find frame-capture patterns in Python (AST) and C/C++ sources (libclang), before anything runs");
     addOutputOptions(lintCommand, output, lint.python, timeoutSeconds);
     lintCommand->add_option("paths", lint.paths, "Python and C/C++ files, or directories")->required();
-    lint.jobs = defaultJobs();
-    lintCommand
-        ->add_option("-j,--jobs", lint.jobs,
-                     fmt::format("Python lint workers at the same time, each given a share of the files "
-                                 "(default {}, the cores)",
-                                 lint.jobs))
-        ->check(CLI::Range(1, 64));
+    addJobsOption(lintCommand, lint.jobs,
+                  "Python lint workers at the same time, each given a share of the files");
     lintCommand->add_option("--compile-commands", lint.compileCommands,
                             "C/C++: a compile_commands.json or its directory (default: one at the top "
                             "of a directory given, or in its build/)");

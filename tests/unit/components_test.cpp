@@ -137,9 +137,7 @@ for unit in range(300):
     lone[0].append(lone[0])
 )");
     py::list garbage = testing::collectGarbage();
-    std::vector<PyObject*> objects;
-    for (py::handle object : garbage)
-        objects.push_back(object.ptr());
+    std::vector<PyObject*> objects = testing::pointersOf(garbage);
     ObjectGraph graph = ObjectGraph::build(objects);
     // WHEN the components are found
     Components components = Components::find(graph);

@@ -14,9 +14,7 @@ namespace py = pybind11;
 // Collects with DEBUG_SAVEALL and explains the frame cycles in the garbage (left in gc.garbage).
 std::vector<Finding> explainGarbageNow() {
     py::list garbage = testing::collectGarbage();
-    std::vector<PyObject*> objects;
-    for (py::handle object : garbage)
-        objects.push_back(object.ptr());
+    std::vector<PyObject*> objects = testing::pointersOf(garbage);
     ObjectGraph graph = ObjectGraph::build(objects);
     Components components = Components::find(graph);
     return explainFrameCycles(graph, components).findings;

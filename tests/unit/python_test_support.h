@@ -5,6 +5,7 @@
 #include <pybind11/pybind11.h>
 
 #include <string>
+#include <vector>
 
 namespace leakgate::testing {
 
@@ -29,6 +30,15 @@ inline pybind11::list collectGarbage() {
     gc.attr("collect")();
     gc.attr("set_debug")(0);
     return gc.attr("garbage");
+}
+
+// The objects of a list (gc.garbage), as the scanner takes them: borrowed, the list keeps them.
+inline std::vector<PyObject*> pointersOf(const pybind11::list& list) {
+    std::vector<PyObject*> objects;
+    objects.reserve(list.size());
+    for (pybind11::handle object : list)
+        objects.push_back(object.ptr());
+    return objects;
 }
 
 inline void clearGarbage() {

@@ -501,11 +501,8 @@ class Imports:
 
     DEFAULT = {"inspect": "inspect", "sys": "sys"}
 
-    def __init__(self, tree=None):
+    def __init__(self):
         self.names = {}
-        if tree is not None:
-            for node in walk(tree):
-                self.note(node)
 
     def note(self, node):
         """Takes in one node of the file's walk (FileLinter walks each tree once)."""

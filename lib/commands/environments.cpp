@@ -1,6 +1,7 @@
 #include "lib/commands/environments.h"
 
 #include "leakgate/errors.h"
+#include "lib/base/atomic_file.h"
 #include "lib/base/log.h"
 #include "lib/python/environment.h"
 #include "lib/base/subprocess.h"
@@ -80,6 +81,40 @@ fs::path cacheDir() {
     if (const char* xdg = std::getenv("XDG_CACHE_HOME")) return fs::path(xdg) / "leakgate";
     const char* home = std::getenv("HOME");
     return fs::path(home ? home : "/tmp") / ".cache" / "leakgate";
+}
+
+python::Environment pythonEnvironment(const std::string& executable) {
+    if (const char* off = std::getenv("LEAKGATE_NO_ENVIRONMENT_CACHE"); off && *off)
+        return python::queryEnvironment(executable);
+    const std::string resolved = python::resolveExecutable(executable);
+    // Taken before asking: a change while the interpreter runs makes the next run ask again.
+    nlohmann::json launch = python::launchFingerprint(resolved);
+    launch["leakgate_embeds"] = python::embeddedPythonVersion();
+    const std::string key = launch.dump();
+    const fs::path file =
+        cacheDir() / "environments" / fmt::format("{:016x}.json", std::hash<std::string>{}(key));
+    try {
+        std::ifstream in(file);
+        if (in) {
+            const nlohmann::json kept = nlohmann::json::parse(in);
+            auto env = kept.at("environment").get<python::Environment>();
+            if (kept.at("launch").dump() == key && kept.at("path") == python::pathFingerprint(env)) {
+                log::debug("the environment of {} from {}", executable, file.string());
+                return env;
+            }
+        }
+    } catch (const std::exception& error) {
+        log::debug("environment cache {} not used: {}", file.string(), error.what());
+    }
+    python::Environment env = python::queryEnvironment(executable);
+    try {
+        fs::create_directories(file.parent_path());
+        nlohmann::json kept = {{"launch", launch}, {"path", python::pathFingerprint(env)}, {"environment", env}};
+        writeOutputFile(file.string(), kept.dump(1) + "\n");
+    } catch (const std::exception& error) {
+        log::debug("environment cache {} not written: {}", file.string(), error.what());
+    }
+    return env;
 }
 
 std::string requirementOf(const Release& release) {

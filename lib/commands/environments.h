@@ -3,6 +3,8 @@
 // build embeds, so `--python <venv>/bin/python` always matches it.
 #pragma once
 
+#include "lib/python/environment.h"
+
 #include <chrono>
 #include <filesystem>
 #include <string>
@@ -15,6 +17,12 @@ inline constexpr const char* kReadyMarker = ".leakgate-ready";
 
 // $LEAKGATE_CACHE_DIR, else $XDG_CACHE_HOME/leakgate, else ~/.cache/leakgate.
 std::filesystem::path cacheDir();
+
+// The environment of the interpreter `executable` (lib/python/environment.h), from the cache's
+// environments/ when its fingerprint is unchanged since it was last asked, else asked (and the
+// answer kept). Asking starts that interpreter: as long as the rest of a small scan. Not kept
+// when LEAKGATE_NO_ENVIRONMENT_CACHE is set; a cache that cannot be read or written is skipped.
+python::Environment pythonEnvironment(const std::string& executable);
 
 // One release to install: package[extra,...]==version.
 struct Release {

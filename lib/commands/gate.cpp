@@ -2,6 +2,7 @@
 
 #include "lib/commands/baseline.h"
 #include "lib/commands/builtin_targets.h"
+#include "lib/commands/environments.h"
 #include "lib/base/data_dir.h"
 #include "leakgate/errors.h"
 #include "lib/commands/fix_sites.h"
@@ -225,7 +226,7 @@ Report runGate(const GateOptions& options) {
     Budgets budgets = options.budgets.empty() ? defaultBudgets()
                                               : loadBudgets(options.budgets, !options.probes.empty());
     python::Environment env =
-        python::queryEnvironment(options.python.value_or(python::buildPythonExecutable()));
+        pythonEnvironment(options.python.value_or(python::buildPythonExecutable()));
     const bool targetIsReference = target.module == reference.module;
 
     Report report;

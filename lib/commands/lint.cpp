@@ -1,6 +1,7 @@
 #include "lib/commands/lint.h"
 
 #include "lib/base/task_pool.h"
+#include "lib/commands/environments.h"
 
 #include "leakgate/errors.h"
 #include "lib/base/log.h"
@@ -324,7 +325,7 @@ Report runLint(const LintOptions& options) {
         paths.push_back(fs::absolute(path).lexically_normal().string());
     }
     python::Environment env =
-        python::queryEnvironment(options.python.value_or(python::buildPythonExecutable()));
+        pythonEnvironment(options.python.value_or(python::buildPythonExecutable()));
     lint::ProjectSettings settings = projectSettings(options, paths);
     std::vector<std::string> rules = activeRules(settings);
     if (rules.empty()) throw UsageError("lint: --select and --ignore leave no rule to check");

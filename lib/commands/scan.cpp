@@ -1,6 +1,7 @@
 #include "lib/commands/scan.h"
 
 #include "leakgate/errors.h"
+#include "lib/commands/environments.h"
 #include "lib/commands/fix_sites.h"
 #include "lib/commands/lint.h"
 #include "lib/python/environment.h"
@@ -28,7 +29,7 @@ Report runScan(const ScanOptions& options) {
                     : ""));
     }
     python::Environment env =
-        python::queryEnvironment(options.python.value_or(python::buildPythonExecutable()));
+        pythonEnvironment(options.python.value_or(python::buildPythonExecutable()));
 
     worker::WorkerRequest request;
     request.spec.workload = "scan";

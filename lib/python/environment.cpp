@@ -7,8 +7,10 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <sstream>
 #include <stdexcept>
+#include <sys/stat.h>
 #include <unistd.h>
 
 namespace leakgate::python {
@@ -17,7 +19,7 @@ namespace {
 // Run by the queried interpreter: everything a worker needs to embed the same environment, sent
 // on the result pipe (not stdout, where a sitecustomize or a .pth file may print a banner), each
 // path as the hex of its bytes (a path need not be UTF-8).
-constexpr const char* kQueryCode = R"(import json, os, sys
+constexpr const char* kQueryCode = R"(import json, os, site, sys
 b = lambda text: os.fsencode(text).hex()
 os.write(3, json.dumps({
     "executable": b(sys.executable),
@@ -25,6 +27,7 @@ os.write(3, json.dumps({
     "prefix": b(sys.prefix), "exec_prefix": b(sys.exec_prefix),
     "base_prefix": b(sys.base_prefix), "base_exec_prefix": b(sys.base_exec_prefix),
     "path": [b(entry) for entry in sys.path[1:]],
+    "user_site": b(site.getusersitepackages() if site.ENABLE_USER_SITE else ""),
 }).encode())
 )";
 
@@ -48,19 +51,42 @@ Environment parseAnswer(const std::string& text) {
     env.baseExecPrefix = field("base_exec_prefix");
     for (const auto& entry : in.at("path"))
         env.path.push_back(fromHex(entry.get<std::string>()));
+    env.userSite = field("user_site");
     return env;
 }
 
-std::string resolveOnPath(const std::string& name) {
-    if (name.find('/') != std::string::npos) return std::filesystem::absolute(name).string();
-    const char* path = std::getenv("PATH");
-    std::stringstream dirs(path ? path : "");
-    std::string dir;
-    while (std::getline(dirs, dir, ':')) {
-        auto candidate = std::filesystem::path(dir.empty() ? "." : dir) / name;
-        if (::access(candidate.c_str(), X_OK) == 0) return candidate.string();
+namespace fs = std::filesystem;
+
+// A file's identity and contents' age: inode, size and modification time (ns); null when absent.
+nlohmann::json statOf(const fs::path& path, bool followLink = true) {
+    struct ::stat info {};
+    if ((followLink ? ::stat(path.c_str(), &info) : ::lstat(path.c_str(), &info)) != 0) return nullptr;
+    return {info.st_ino, info.st_size, info.st_mtim.tv_sec * 1'000'000'000LL + info.st_mtim.tv_nsec};
+}
+
+// A sys.path entry: its own stat and, for a folder, what site.py would run from it.
+nlohmann::json entryFingerprint(const std::string& entry) {
+    nlohmann::json out = {{"entry", entry}, {"stat", statOf(entry)}};
+    std::error_code error;
+    if (!fs::is_directory(entry, error)) return out;
+    nlohmann::json run = nlohmann::json::object();
+    for (const auto& child : fs::directory_iterator(entry, error)) {
+        const std::string name = child.path().filename().string();
+        if (name.ends_with(".pth") || name == "sitecustomize.py" || name == "usercustomize.py" ||
+            name == "sitecustomize" || name == "usercustomize")
+            run[name] = statOf(child.path());
     }
-    throw UsageError(fmt::format("--python {}: not found on PATH", name));
+    if (error) return {{"entry", entry}, {"unreadable", error.message()}};
+    out["runs"] = std::move(run);
+    return out;
+}
+
+nlohmann::json fileText(const fs::path& path) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) return nullptr;
+    std::ostringstream text;
+    text << in.rdbuf();
+    return text.str();
 }
 
 std::string majorMinor(const std::string& version) {
@@ -84,7 +110,7 @@ std::string embeddedPythonVersion() {
 Environment queryEnvironment(const std::string& executable) {
     worker::ProcessSpec spec;
     // Not the resolved path: a venv's python is a symlink, and resolving it would lose the venv.
-    spec.argv = {resolveOnPath(executable), "-c", kQueryCode};
+    spec.argv = {resolveExecutable(executable), "-c", kQueryCode};
     spec.timeout = std::chrono::seconds(60);
     spec.resultPipe = true;
     worker::ProcessOutcome outcome = worker::runProcess(spec);
@@ -109,6 +135,53 @@ Environment queryEnvironment(const std::string& executable) {
     return env;
 }
 
+std::string resolveExecutable(const std::string& name) {
+    if (name.find('/') != std::string::npos) return std::filesystem::absolute(name).string();
+    const char* path = std::getenv("PATH");
+    std::stringstream dirs(path ? path : "");
+    std::string dir;
+    while (std::getline(dirs, dir, ':')) {
+        auto candidate = std::filesystem::path(dir.empty() ? "." : dir) / name;
+        if (::access(candidate.c_str(), X_OK) == 0) return candidate.string();
+    }
+    throw UsageError(fmt::format("--python {}: not found on PATH", name));
+}
+
+nlohmann::json launchFingerprint(const std::string& resolvedExecutable) {
+    const fs::path executable = resolvedExecutable;
+    nlohmann::json variables = nlohmann::json::object();
+    for (char** entry = environ; *entry; ++entry) {
+        const std::string_view text = *entry;
+        const auto equals = text.find('=');
+        const std::string_view name = text.substr(0, equals);
+        if (name.starts_with("PYTHON") || name == "HOME")
+            variables[std::string(name)] = std::string(equals == text.npos ? "" : text.substr(equals + 1));
+    }
+    const bool relativeEntries = variables.contains("PYTHONPATH");
+    nlohmann::json out = {
+        {"executable", resolvedExecutable},
+        {"link", statOf(executable, /*followLink=*/false)},
+        {"file", statOf(executable)},
+        {"pyvenv_cfg", {fileText(executable.parent_path() / "pyvenv.cfg"),
+                        fileText(executable.parent_path().parent_path() / "pyvenv.cfg")}},
+        {"variables", std::move(variables)},
+    };
+    // Relative PYTHONPATH entries are taken from the working directory.
+    if (relativeEntries) {
+        std::error_code error;
+        out["cwd"] = fs::current_path(error).string();
+    }
+    return out;
+}
+
+nlohmann::json pathFingerprint(const Environment& env) {
+    nlohmann::json entries = nlohmann::json::array();
+    for (const std::string& entry : env.path)
+        entries.push_back(entryFingerprint(entry));
+    if (!env.userSite.empty()) entries.push_back(entryFingerprint(env.userSite));
+    return entries;
+}
+
 void to_json(nlohmann::json& out, const Environment& env) {
     out = nlohmann::json{{"executable", env.executable},
                          {"version", env.version},
@@ -116,7 +189,8 @@ void to_json(nlohmann::json& out, const Environment& env) {
                          {"exec_prefix", env.execPrefix},
                          {"base_prefix", env.basePrefix},
                          {"base_exec_prefix", env.baseExecPrefix},
-                         {"path", env.path}};
+                         {"path", env.path},
+                         {"user_site", env.userSite}};
 }
 
 void from_json(const nlohmann::json& in, Environment& env) {
@@ -127,6 +201,7 @@ void from_json(const nlohmann::json& in, Environment& env) {
     in.at("base_prefix").get_to(env.basePrefix);
     in.at("base_exec_prefix").get_to(env.baseExecPrefix);
     in.at("path").get_to(env.path);
+    in.at("user_site").get_to(env.userSite);
 }
 
 } // namespace leakgate::python

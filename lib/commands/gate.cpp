@@ -253,22 +253,37 @@ Report runGate(const GateOptions& options) {
     // skip; so those wait for it.
     std::optional<bool> targetHasScalarTypes, targetHasLaunchCases;
     std::optional<size_t> decorateTarget;
+    auto wanted = [&](const worker::WorkloadEntry& entry) {
+        return std::any_of(entry.checks.begin(), entry.checks.end(),
+                           [&](const std::string& check) { return isSelected(selected, check); });
+    };
+    // Both `import` and `decorate`: one worker per role measures the import, then the
+    // decorations, and the target is imported once (the decorate workload imports it first
+    // anyway). The import's run is filled by the decorate run's worker; by role, its index.
+    const bool importThenDecorate = wanted(worker::findWorkload("import")) && wanted(worker::findWorkload("decorate"));
+    std::map<std::string, size_t> chainedImport;
     auto plan = [&](const worker::WorkloadEntry* entry, const char* role, const std::string& probe) {
         const TargetRef* subject = std::string(role) == "target" ? &target : &reference;
         runs.push_back({entry, role, subject, probe, {}, false});
         const size_t index = runs.size() - 1;
         std::optional<size_t> after;
         if (entry->scalarTypes || entry->launchCases) after = decorateTarget;
+        if (importThenDecorate && probe.empty() && entry->name == "import") {
+            chainedImport[role] = index;
+            tasks.push_back({[] {}, std::nullopt}); // run by the decorate task of its role
+            return;
+        }
         tasks.push_back({[&, index] {
                              Run& run = runs[index];
                              const std::string& workload = run.entry->name;
+                             const bool chained = importThenDecorate && run.probe.empty() && workload == "decorate";
                              {
                                  std::lock_guard<std::mutex> held(learntLock);
                                  if ((run.entry->scalarTypes && targetHasScalarTypes == false) ||
                                      (run.entry->launchCases && targetHasLaunchCases == false))
                                      return; // skipped without a worker, when assembled
                              }
-                             if (run.probe.empty() && std::string(run.role) == "reference") {
+                             if (!chained && run.probe.empty() && std::string(run.role) == "reference") {
                                  // No baseline is needed for checks the target skipped (no scalar
                                  // types, say): seen here when the target ran first (-j 1), else
                                  // the result is dropped when assembled.
@@ -281,14 +296,29 @@ Report runGate(const GateOptions& options) {
                              if (!run.probe.empty()) request.spec.probe = fs::absolute(run.probe).string();
                              if (::isatty(STDERR_FILENO)) {
                                  // Progress for a person watching: the soak alone takes its whole budget.
-                                 log::info("{} on {}{}{}", run.probe.empty() ? workload : run.probe,
+                                 log::info("{} on {}{}{}",
+                                           chained ? std::string("import, decorate")
+                                                   : run.probe.empty() ? workload : run.probe,
                                            run.subject->name,
                                            std::string(run.role) == "reference" ? " (reference)" : "",
                                            workload == "soak"
                                                ? fmt::format(", about {:.0f} s", options.soakSeconds)
                                                : "");
                              }
-                             WorkloadResult result = worker::runInWorker(request);
+                             WorkloadResult result;
+                             if (chained) {
+                                 request.spec.workload = "import";
+                                 request.spec.then = {"decorate"};
+                                 std::vector<WorkloadResult> both = worker::runChainInWorker(request);
+                                 result = std::move(both[1]);
+                                 Run& importRun = runs.at(chainedImport.at(run.role));
+                                 std::lock_guard<std::mutex> held(learntLock);
+                                 importRun.result = std::move(both[0]);
+                                 importRun.result.role = run.role;
+                                 importRun.ran = true;
+                             } else {
+                                 result = worker::runInWorker(request);
+                             }
                              result.role = run.role;
                              std::lock_guard<std::mutex> held(learntLock);
                              if (workload == "decorate" && std::string(run.role) == "target" &&
@@ -304,9 +334,7 @@ Report runGate(const GateOptions& options) {
         if (entry->name == "decorate" && std::string(role) == "target") decorateTarget = index;
     };
     for (const worker::WorkloadEntry* entry : worker::workloadsOf(worker::Command::kGate)) {
-        bool wanted = std::any_of(entry->checks.begin(), entry->checks.end(),
-                                  [&](const std::string& check) { return isSelected(selected, check); });
-        if (!wanted) continue;
+        if (!wanted(*entry)) continue;
         plan(entry, "target", "");
         if (!targetIsReference && entry->baseline) plan(entry, "reference", "");
     }

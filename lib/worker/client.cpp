@@ -7,6 +7,7 @@
 #include "lib/worker/registry.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <filesystem>
 #include <sys/random.h>
@@ -30,50 +31,51 @@ std::string resultToken() {
     return token;
 }
 
-// The worker process itself, and what came back from it.
-WorkloadResult runWorkerProcess(const WorkerRequest& request) {
+// The worker process itself, and what came back from it: one result per workload of its chain.
+std::vector<WorkloadResult> runWorkerProcess(const WorkerRequest& request) {
+    std::vector<std::string> chain{request.spec.workload};
+    chain.insert(chain.end(), request.spec.then.begin(), request.spec.then.end());
     ProcessSpec spec;
     const std::string token = resultToken();
     // The spec travels on a descriptor, not in argv: no 128 KiB limit, any byte of a path kept.
     spec.argv = {selfExecutable(), kWorkerMode, std::to_string(kInputFd), token};
     spec.input = workloads::serialize(request.spec);
-    spec.timeout = request.timeout;
+    spec.timeout = request.timeout * static_cast<int>(chain.size());
     spec.resultPipe = true;
     spec.forwardOutput = request.forwardOutput;
     auto started = std::chrono::steady_clock::now();
     ProcessOutcome outcome = runProcess(spec);
     double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
 
-    WorkloadResult result;
     const bool forged = !outcome.resultText.empty() && !outcome.resultText.starts_with(token + "\n");
-    if (!outcome.timedOut && !forged && !outcome.resultText.empty()) {
-        if (std::optional<WorkloadResult> sent = parseWorkerResult(outcome.resultText, token)) {
-            result = std::move(*sent);
-            if (outcome.signal) {
-                // The result was complete; the interpreter died on the way out.
-                result.details["worker_exit"] = describeSignal(*outcome.signal);
-            }
-            if (outcome.lingered) {
-                // Kept: the result was whole. What held on after it is said, not hidden.
-                result.details["worker_lingered"] =
-                    "after its result, the worker (an exit hook) or a process it started kept running "
-                    "or kept its output open; its process group was killed";
-                if (outcome.orphansKilled > 0) result.details["worker_orphans_killed"] = outcome.orphansKilled;
-            }
-            return result;
+    std::vector<WorkloadResult> results;
+    if (!forged && !outcome.resultText.empty()) {
+        if (auto sent = parseWorkerResults(outcome.resultText, token, chain.size())) results = std::move(*sent);
+    }
+    // A single worker that timed out sent nothing whole; a chain's results before it are whole.
+    if (outcome.timedOut && chain.size() == 1) results.clear();
+    for (WorkloadResult& result : results) {
+        if (outcome.signal) {
+            // The result was complete; the interpreter died on the way out.
+            result.details["worker_exit"] = describeSignal(*outcome.signal);
+        }
+        if (outcome.lingered) {
+            // Kept: the result was whole. What held on after it is said, not hidden.
+            result.details["worker_lingered"] =
+                "after its result, the worker (an exit hook) or a process it started kept running "
+                "or kept its output open; its process group was killed";
+            if (outcome.orphansKilled > 0) result.details["worker_orphans_killed"] = outcome.orphansKilled;
         }
     }
-    result.workload = request.spec.workload;
-    result.subject = request.spec.subject;
-    result.seconds = seconds;
+    if (results.size() == chain.size()) return results;
     WorkloadError error;
     error.stderrTail = outcome.stderrTail;
     if (forged) {
-        error.message = "the result channel held something other than the worker's one result (a write "
+        error.message = "the result channel held something other than the worker's results (a write "
                         "to it by the code under test?); the measurement is not trusted";
     } else if (outcome.timedOut) {
         error.message = fmt::format("timed out after {} s; the worker's process group was killed",
-                                    std::chrono::duration<double>(request.timeout).count());
+                                    std::chrono::duration<double>(spec.timeout).count());
     } else if (outcome.signal) {
         error.signal = outcome.signal;
         error.message = fmt::format("the worker was {}", describeSignal(*outcome.signal));
@@ -81,39 +83,80 @@ WorkloadResult runWorkerProcess(const WorkerRequest& request) {
         error.message = fmt::format("the worker exited with status {} without a result",
                                     outcome.exitCode.value_or(-1));
     }
-    result.error = std::move(error);
-    return result;
+    if (chain.size() > 1)
+        error.message += fmt::format(" (one worker ran {}, in that order; this one's result did not come)",
+                                     fmt::join(chain, " then "));
+    for (size_t i = results.size(); i < chain.size(); ++i) {
+        WorkloadResult result;
+        result.workload = chain[i];
+        result.subject = request.spec.subject;
+        result.seconds = seconds;
+        result.error = error;
+        results.push_back(std::move(result));
+    }
+    return results;
 }
 
 } // namespace
 
-std::optional<WorkloadResult> parseWorkerResult(const std::string& text, const std::string& token) {
+std::optional<std::vector<WorkloadResult>> parseWorkerResults(const std::string& text, const std::string& token,
+                                                              size_t count) {
     const std::string prefix = token + "\n";
     if (!text.starts_with(prefix)) return std::nullopt;
+    std::vector<WorkloadResult> results;
     try {
-        // Exactly one result: anything after its JSON makes the text unreadable.
-        return nlohmann::json::parse(text.substr(prefix.size())).get<WorkloadResult>();
+        if (count == 1) {
+            // Exactly one result: anything after its JSON makes the text unreadable.
+            results.push_back(nlohmann::json::parse(text.substr(prefix.size())).get<WorkloadResult>());
+            return results;
+        }
+        // A chain's: each result its own token line, JSON and newline, up to `count` of them;
+        // fewer when the worker died on the way, nothing readable when any byte is out of place.
+        for (size_t at = 0; at < text.size();) {
+            if (results.size() == count || text.compare(at, prefix.size(), prefix) != 0) return std::nullopt;
+            const size_t end = text.find('\n', at + prefix.size());
+            if (end == std::string::npos) return std::nullopt;
+            results.push_back(
+                nlohmann::json::parse(text.substr(at + prefix.size(), end - at - prefix.size())).get<WorkloadResult>());
+            at = end + 1;
+        }
+        return results;
     } catch (const nlohmann::json::exception& error) {
         log::debug("unreadable worker result: {}", error.what());
         return std::nullopt;
     }
 }
 
-WorkloadResult runInWorker(const WorkerRequest& request) {
-    const WorkloadEntry& entry = findWorkload(request.spec.workload);
-    WorkloadResult result = runWorkerProcess(request);
-    addUndecidedChecks(result, entry);
-    // A check cannot pass in a run that errored: whatever it read, it did not read a clean,
-    // whole measurement (docs/definitions.md, "Check statuses"). Failures stand: what was found
-    // was found.
-    if (result.error) {
-        for (auto& check : result.checks) {
-            if (check.status != Status::kPass) continue;
-            check.status = Status::kError;
-            check.reason = fmt::format("not measured cleanly: {}", result.error->message);
+std::optional<WorkloadResult> parseWorkerResult(const std::string& text, const std::string& token) {
+    auto results = parseWorkerResults(text, token, 1);
+    if (!results) return std::nullopt;
+    return std::move(results->front());
+}
+
+std::vector<WorkloadResult> runChainInWorker(const WorkerRequest& request) {
+    std::vector<WorkloadResult> results = runWorkerProcess(request);
+    for (size_t i = 0; i < results.size(); ++i) {
+        WorkloadResult& result = results[i];
+        const WorkloadEntry& entry = findWorkload(i == 0 ? request.spec.workload : request.spec.then[i - 1]);
+        addUndecidedChecks(result, entry);
+        // A check cannot pass in a run that errored: whatever it read, it did not read a clean,
+        // whole measurement (docs/definitions.md, "Check statuses"). Failures stand: what was
+        // found was found.
+        if (result.error) {
+            for (auto& check : result.checks) {
+                if (check.status != Status::kPass) continue;
+                check.status = Status::kError;
+                check.reason = fmt::format("not measured cleanly: {}", result.error->message);
+            }
         }
     }
-    return result;
+    return results;
+}
+
+WorkloadResult runInWorker(const WorkerRequest& request) {
+    WorkerRequest one = request;
+    one.spec.then.clear();
+    return std::move(runChainInWorker(one).front());
 }
 
 } // namespace leakgate::worker

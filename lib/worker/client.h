@@ -11,6 +11,7 @@
 #include <chrono>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace leakgate::worker {
 
@@ -21,10 +22,17 @@ struct WorkerRequest {
 };
 
 WorkloadResult runInWorker(const WorkerRequest& request);
+// A spec with `then`: one worker runs spec.workload and then each of `then`, in order; their
+// results in that order. What befalls the worker (a crash, a hang, a forged result) befalls
+// every result of it: the worker sends them together, after the last.
+std::vector<WorkloadResult> runChainInWorker(const WorkerRequest& request);
 
 // What the parent reads from a worker's result channel: `token`, a newline, then exactly one
-// WorkloadResult's JSON. Nothing (std::nullopt) when the text does not start with the token line
-// or the rest is not one readable result.
+// WorkloadResult's JSON, or for a chain of `count` workloads a JSON array of exactly `count`.
+// Nothing (std::nullopt) when the text does not start with the token line or the rest is not
+// that.
 std::optional<WorkloadResult> parseWorkerResult(const std::string& text, const std::string& token);
+std::optional<std::vector<WorkloadResult>> parseWorkerResults(const std::string& text, const std::string& token,
+                                                              size_t count);
 
 } // namespace leakgate::worker

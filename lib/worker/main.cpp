@@ -30,17 +30,24 @@ int hideResultChannel() {
     return fd; // -1 when the parent gave no pipe: nobody to tell
 }
 
-void sendResult(int channel, const std::string& token, const WorkloadResult& result) {
+bool writeAll(int channel, std::string_view left) {
+    while (!left.empty()) {
+        ssize_t written = ::write(channel, left.data(), left.size());
+        if (written <= 0) return false; // the parent is gone: nobody to tell
+        left.remove_prefix(static_cast<size_t>(written));
+    }
+    return true;
+}
+
+// One result: the token line, then its JSON. A chain's each as it is made, the token line, its JSON
+// and a newline (compact JSON has none of its own), so that what was measured before a crash is
+// kept (lib/worker/client.h).
+void sendResult(int channel, const std::string& token, const WorkloadResult& result, bool chained) {
     if (channel < 0) return;
     std::string text =
         token + "\n" + nlohmann::json(result).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-    std::string_view left = text;
-    while (!left.empty()) {
-        ssize_t written = ::write(channel, left.data(), left.size());
-        if (written <= 0) return; // the parent is gone: nobody to tell
-        left.remove_prefix(static_cast<size_t>(written));
-    }
-    ::close(channel);
+    if (chained) text += "\n";
+    writeAll(channel, text);
 }
 
 // The spec, read whole from its descriptor, which is then closed: the code under test never sees it.
@@ -99,37 +106,60 @@ void flushPythonStreams() {
     }
 }
 
+// One workload of the worker's chain, its errors made its result's.
+WorkloadResult runOne(const workloads::WorkerSpec& spec, bool first) {
+    WorkloadResult result;
+    result.workload = spec.workload;
+    result.subject = spec.subject;
+    const WorkloadEntry& entry = findWorkload(spec.workload);
+    try {
+        // The lint measures nothing: its collector stays on, so each file's cycles (its syntax
+        // tree's parent links) are freed as it goes.
+        if (first && entry.command != Command::kLint) probes::watchGc();
+        result = entry.run(spec);
+    } catch (const pybind11::error_already_set& error) {
+        // Converted here, while the interpreter that raised it still lives.
+        result.error = WorkloadError{
+            fmt::format("Python error in leakgate's harness: {}", error.what()), std::nullopt, ""};
+    } catch (const Error& error) {
+        result.error = WorkloadError{error.what(), std::nullopt, ""};
+        result.error->usage = error.exitCode() == ExitCode::kUsage;
+    }
+    recordTargetPackage(result);
+    return result;
+}
+
 } // namespace
 
 int workerMain(const std::string& specFd, const std::string& token) {
     const int channel = hideResultChannel();
     const workloads::WorkerSpec spec = workloads::parseWorkerSpec(readSpec(specFd));
+    // Each of the chain, in order; every one is known and of the first one's command (a gate
+    // workload does not share a process with a scan).
+    std::vector<workloads::WorkerSpec> chain{spec};
+    chain.front().then.clear();
     const WorkloadEntry& entry = findWorkload(spec.workload);
-    WorkloadResult result;
-    result.workload = spec.workload;
-    result.subject = spec.subject;
+    for (const std::string& next : spec.then) {
+        if (findWorkload(next).command != entry.command)
+            throw UsageError(fmt::format("worker spec: `{}` cannot follow `{}` in one worker", next, spec.workload));
+        chain.push_back(chain.front());
+        chain.back().workload = next;
+    }
     probes::registerLeakgateModule();
     {
         python::Interpreter interpreter(spec.environment, spec.argv);
         probes::Session session; // ends before the interpreter does
-        try {
-            // The lint measures nothing: its collector stays on, so each file's cycles (its syntax
-            // tree's parent links) are freed as it goes.
-            if (entry.command != Command::kLint) probes::watchGc();
-            result = entry.run(spec);
-        } catch (const pybind11::error_already_set& error) {
-            // Converted here, while the interpreter that raised it still lives.
-            result.error = WorkloadError{
-                fmt::format("Python error in leakgate's harness: {}", error.what()), std::nullopt, ""};
-        } catch (const Error& error) {
-            result.error = WorkloadError{error.what(), std::nullopt, ""};
-            result.error->usage = error.exitCode() == ExitCode::kUsage;
+        // One after another in one interpreter: each measurement collects what was garbage before
+        // it and takes its probes' first readings at its own start (probes/measurement.h), so
+        // the one before it changes none of its figures.
+        for (const workloads::WorkerSpec& one : chain) {
+            WorkloadResult result = runOne(one, &one == &chain.front());
+            flushPythonStreams();
+            std::fflush(stdout);
+            std::fflush(stderr);
+            sendResult(channel, token, result, chain.size() > 1);
         }
-        recordTargetPackage(result);
-        flushPythonStreams();
-        std::fflush(stdout);
-        std::fflush(stderr);
-        sendResult(channel, token, result);
+        if (channel >= 0) ::close(channel);
         // Nothing after the result is measured: the worker ends here, without finalising the
         // interpreter (the gate would wait for it: a tenth of a decorate-and-import gate, a third
         // of a scan that built a million objects). What the code under test wrote is flushed above;

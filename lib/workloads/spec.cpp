@@ -17,6 +17,7 @@ const TargetRef& WorkerSpec::requireTarget() const {
 
 std::string serialize(const WorkerSpec& spec) {
     json out = {{"workload", spec.workload},
+                {"then", spec.then},
                 {"subject", spec.subject},
                 {"environment", spec.environment},
                 {"argv", spec.argv},
@@ -77,6 +78,7 @@ WorkerSpec parseWorkerSpec(const std::string& text) {
     }
     if (!in.is_object()) throw UsageError("worker spec: not a JSON object");
     static const std::set<std::string> kKnown = {"workload",
+                                                 "then",
                                                  "subject",
                                                  "environment",
                                                  "argv",
@@ -101,6 +103,7 @@ WorkerSpec parseWorkerSpec(const std::string& text) {
     }
     WorkerSpec spec;
     read(in, "workload", spec.workload, true);
+    read(in, "then", spec.then);
     read(in, "subject", spec.subject);
     read(in, "environment", spec.environment, true);
     read(in, "argv", spec.argv, true);

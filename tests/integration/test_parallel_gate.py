@@ -105,6 +105,36 @@ class ParallelGate(unittest.TestCase):
                   "--probe", PYTHON_PROBE)
 
 
+class ImportThenDecorate(unittest.TestCase):
+    """`import` and `decorate` in one worker per role (the import measured first) give what each
+    gives in a worker of its own (--checks import, --checks decorate), and a worker that crashes in
+    the decorations keeps the import's result."""
+
+    def alone_and_together(self, target):
+        code, together = gate(2, target, "--checks", "decorate,import")
+        _, decorate = gate(2, target, "--checks", "decorate")
+        _, imported = gate(2, target, "--checks", "import")
+        self.assertEqual(verdicts(together), verdicts(decorate) + verdicts(imported))
+        return together
+
+    def test_the_bundled_models(self):
+        for name in ("frame_cycle_461", "frame_on_function", "keeps_decorating_locals", "declared_decorators",
+                     "mixed_verdicts", "kernel_cache", "reads_kernel_source"):
+            with self.subTest(name):
+                self.alone_and_together(os.path.join(TARGETS, name + ".py"))
+
+    def test_a_crash_in_the_decorations_keeps_the_import(self):
+        report = self.alone_and_together(os.path.join(TARGETS, "broken", "crashes_on_decorate.py"))
+        rows = {(r["workload"], r["role"]): r for r in report["results"]}
+        self.assertIn("signal", rows[("decorate", "target")]["error"]["message"])
+        self.assertIn("import then decorate", rows[("decorate", "target")]["error"]["message"])
+        self.assertIsNone(rows[("import", "target")].get("error"))
+        self.assertEqual({c["status"] for c in rows[("import", "target")]["checks"]}, {"pass", "skip"})
+
+    def test_a_target_that_enables_gc_on_import(self):
+        self.alone_and_together(os.path.join(TARGETS, "broken", "enables_gc_on_import.py"))
+
+
 def main():
     global LEAKGATE
     LEAKGATE = sys.argv.pop(sys.argv.index("--leakgate") + 1)

@@ -225,6 +225,11 @@ class Scope:
     def locals(self):
         return self.bound - self.globals - self.nonlocals
 
+    def binds_locally(self, name):
+        """`name in self.locals()` without making the set: a module of many definitions asks it
+        once per free name of every function in it."""
+        return name in self.bound and name not in self.globals and name not in self.nonlocals
+
     def free_uses(self):
         """Names read here or below that this scope does not bind, with their first read."""
         uses = {}
@@ -1004,7 +1009,7 @@ class FlowAnalyzer:
         # `raise err` puts this frame in err's traceback while the local `err` still names it.
         # (`raise Error` with a class defined or imported here raises a new instance: no cycle.)
         name = node.exc.id if isinstance(node.exc, ast.Name) else None
-        if (name is not None and self.scope.kind == "function" and name in self.scope.locals()
+        if (name is not None and self.scope.kind == "function" and self.scope.binds_locally(name)
                 and name not in self.scope.definitions
                 and not any(b.kind in OWN_KINDS for b in state.get(name, ()))
                 and not self._names_a_class_only(name)):
@@ -1454,7 +1459,7 @@ class FileLinter:
             if name in scope.globals or (name in scope.bound and name not in scope.nonlocals):
                 continue
             outer = scope.parent
-            while outer is not None and (outer.kind == "class" or name not in outer.locals()):
+            while outer is not None and (outer.kind == "class" or not outer.binds_locally(name)):
                 outer = outer.parent
             if outer is None or outer.kind != "function":
                 continue

@@ -348,13 +348,13 @@ int run(int argc, char** argv) {
     addColorOptions(mergeCommand, output);
 
     CLI::App* cacheCommand =
-        app.add_subcommand("cache", "What bisect keeps: the release venvs and the wheelhouse");
+        app.add_subcommand("cache", "What leakgate keeps: the release venvs, the wheelhouse, interpreters' environments");
     cacheCommand->require_subcommand(1);
-    CLI::App* cacheList = cacheCommand->add_subcommand("list", "Each venv and the wheelhouse, with sizes");
+    CLI::App* cacheList = cacheCommand->add_subcommand("list", "Each venv, the wheelhouse and the kept environments, with sizes");
     PruneOptions prune;
-    CLI::App* cachePrune = cacheCommand->add_subcommand("prune", "Remove venvs and wheels");
+    CLI::App* cachePrune = cacheCommand->add_subcommand("prune", "Remove venvs, kept environments and wheels");
     cachePrune->add_flag("--keep-wheels", prune.keepWheels, "Keep the wheelhouse (venvs are re-made from it offline)");
-    cachePrune->add_option("--older-than", prune.olderThanDays, "Only what no bisect used for DAYS days")
+    cachePrune->add_option("--older-than", prune.olderThanDays, "Only what was not used (venvs) or written (files) for DAYS days")
         ->type_name("DAYS")
         ->check(kNonNegative);
 

@@ -39,7 +39,7 @@ bool unusedFor(fs::file_time_type time, std::optional<double> days) {
 } // namespace
 
 std::uintmax_t CacheContents::totalBytes() const {
-    std::uintmax_t bytes = wheelBytes + otherBytes;
+    std::uintmax_t bytes = wheelBytes + environmentBytes + otherBytes;
     for (const auto& venv : venvs)
         bytes += venv.bytes;
     return bytes;
@@ -64,9 +64,14 @@ CacheContents readCache() {
         contents.wheelBytes += sizeOf(entry.path());
         ++contents.wheelFiles;
     }
+    for (const auto& entry : fs::directory_iterator(contents.dir / "environments", error)) {
+        contents.environmentBytes += sizeOf(entry.path());
+        ++contents.environmentFiles;
+    }
     for (const auto& entry : fs::directory_iterator(contents.dir, error)) {
         const std::string name = entry.path().filename().string();
-        if (name != "venvs" && name != "wheels") contents.otherBytes += sizeOf(entry.path());
+        if (name != "venvs" && name != "wheels" && name != "environments")
+            contents.otherBytes += sizeOf(entry.path());
     }
     return contents;
 }
@@ -82,19 +87,25 @@ PruneOutcome pruneCache(const PruneOptions& options) {
         outcome.removed.push_back("venvs/" + venv.name);
         outcome.freedBytes += venv.bytes;
     }
-    if (options.keepWheels) return outcome;
-    std::error_code error;
-    for (const auto& entry : fs::directory_iterator(contents.dir / "wheels", error)) {
-        std::error_code ignored;
-        if (!unusedFor(fs::last_write_time(entry.path(), ignored), options.olderThanDays)) continue;
-        const std::uintmax_t bytes = sizeOf(entry.path());
-        std::error_code removeError;
-        fs::remove_all(entry.path(), removeError);
-        if (removeError)
-            throw EnvironmentError(fmt::format("cannot remove {}: {}", entry.path().string(), removeError.message()));
-        outcome.removed.push_back("wheels/" + entry.path().filename().string());
-        outcome.freedBytes += bytes;
-    }
+    // Files of `folder` last written longer ago than the option (all without it).
+    auto pruneFolder = [&](const std::string& folder) {
+        std::error_code error;
+        for (const auto& entry : fs::directory_iterator(contents.dir / folder, error)) {
+            std::error_code ignored;
+            if (!unusedFor(fs::last_write_time(entry.path(), ignored), options.olderThanDays)) continue;
+            const std::uintmax_t bytes = sizeOf(entry.path());
+            std::error_code removeError;
+            fs::remove_all(entry.path(), removeError);
+            if (removeError)
+                throw EnvironmentError(
+                    fmt::format("cannot remove {}: {}", entry.path().string(), removeError.message()));
+            outcome.removed.push_back(folder + "/" + entry.path().filename().string());
+            outcome.freedBytes += bytes;
+        }
+    };
+    // The interpreters' environments are asked again when their file is gone: cheap to lose.
+    pruneFolder("environments");
+    if (!options.keepWheels) pruneFolder("wheels");
     return outcome;
 }
 
@@ -128,6 +139,9 @@ std::string formatCacheList(const CacheContents& contents) {
     }
     if (contents.venvs.empty()) out += "(no venvs)\n";
     out += fmt::format("\nwheelhouse: {} files, {}\n", contents.wheelFiles, bytesText(contents.wheelBytes));
+    if (contents.environmentFiles)
+        out += fmt::format("interpreter environments: {} files, {}\n", contents.environmentFiles,
+                           bytesText(contents.environmentBytes));
     if (contents.otherBytes) out += fmt::format("other files: {}\n", bytesText(contents.otherBytes));
     out += fmt::format("total: {}\n", bytesText(contents.totalBytes()));
     return out;

@@ -24,13 +24,16 @@ struct CacheContents {
     std::vector<CachedVenv> venvs; // by name
     std::uintmax_t wheelBytes = 0;
     std::size_t wheelFiles = 0;
+    std::size_t environmentFiles = 0; // interpreters' environments (pythonEnvironment)
+    std::uintmax_t environmentBytes = 0;
     std::uintmax_t otherBytes = 0; // the tests' tools and anything else under dir
     std::uintmax_t totalBytes() const;
 };
 LEAKGATE_API CacheContents readCache();
 
-// `leakgate cache prune`: removes venvs (and the wheelhouse's files unless keepWheels), only
-// those unused for `olderThanDays` when it is set. Returns the names removed and the bytes freed.
+// `leakgate cache prune`: removes venvs, the interpreters' kept environments and the
+// wheelhouse's files (unless keepWheels), only those unused (venvs) or unwritten (files) for
+// `olderThanDays` when it is set. Returns the names removed and the bytes freed.
 struct PruneOptions {
     bool keepWheels = false;
     std::optional<double> olderThanDays;

@@ -224,6 +224,7 @@ class Cache(unittest.TestCase):
         self.assertEqual(listed.returncode, 0, listed.stderr)
         self.assertIn(f"{make_history.DIST}-1.0-py", listed.stdout)
         self.assertIn("total: ", listed.stdout)
+        self.assertIn("interpreter environments: ", listed.stdout)  # the gate's kept answers
         kept = leakgate("cache", "prune", "--keep-wheels", "--older-than", "1")
         self.assertEqual(kept.returncode, 0, kept.stderr)
         self.assertIn("freed 0 B", kept.stdout)  # every venv was used within the day
@@ -231,6 +232,8 @@ class Cache(unittest.TestCase):
         self.assertEqual(pruned.returncode, 0, pruned.stderr)
         self.assertIn(f"removed venvs/{make_history.DIST}-1.0-py", pruned.stdout)
         self.assertEqual(os.listdir(os.path.join(WORK, "cache", "venvs")), [])
+        self.assertIn("removed environments/", pruned.stdout)
+        self.assertEqual(os.listdir(os.path.join(WORK, "cache", "environments")), [])
         self.assertEqual(leakgate("cache", "prune", "--older-than", "-1").returncode, 2)
         self.assertEqual(leakgate("cache").returncode, 2)  # a subcommand is needed
 

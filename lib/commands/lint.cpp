@@ -1,10 +1,9 @@
 #include "lib/commands/lint.h"
 
-#include "lib/base/task_pool.h"
-#include "lib/commands/environments.h"
-
 #include "leakgate/errors.h"
 #include "lib/base/log.h"
+#include "lib/base/task_pool.h"
+#include "lib/commands/environments.h"
 #include "lib/lint/cxx.h"
 #include "lib/lint/project.h"
 #include "lib/lint/python.h"

@@ -54,9 +54,11 @@ std::vector<WorkloadResult> runWorkerProcess(const WorkerRequest& request) {
     }
     // A single worker that timed out sent nothing whole; a chain's results before it are whole.
     if (outcome.timedOut && chain.size() == 1) results.clear();
+    const bool whole = results.size() == chain.size();
     for (WorkloadResult& result : results) {
-        if (outcome.signal) {
-            // The result was complete; the interpreter died on the way out.
+        if (outcome.signal && whole) {
+            // The result was complete; the interpreter died on the way out. (In a chain cut short,
+            // the signal ended a later workload: its error says so, not the whole results before it.)
             result.details["worker_exit"] = describeSignal(*outcome.signal);
         }
         if (outcome.lingered) {
@@ -67,7 +69,7 @@ std::vector<WorkloadResult> runWorkerProcess(const WorkerRequest& request) {
             if (outcome.orphansKilled > 0) result.details["worker_orphans_killed"] = outcome.orphansKilled;
         }
     }
-    if (results.size() == chain.size()) return results;
+    if (whole) return results;
     WorkloadError error;
     error.stderrTail = outcome.stderrTail;
     if (forged) {

@@ -129,6 +129,8 @@ class ImportThenDecorate(unittest.TestCase):
         self.assertIn("signal", rows[("decorate", "target")]["error"]["message"])
         self.assertIn("import then decorate", rows[("decorate", "target")]["error"]["message"])
         self.assertIsNone(rows[("import", "target")].get("error"))
+        # The signal ended the decorations, not the import's measurement: said once, in that error.
+        self.assertNotIn("worker_exit", rows[("import", "target")].get("details", {}))
         self.assertEqual({c["status"] for c in rows[("import", "target")]["checks"]}, {"pass", "skip"})
 
     def test_a_target_that_enables_gc_on_import(self):

@@ -5,6 +5,9 @@
 #include "leakgate/probe.h"
 
 #include <memory>
+#include <span>
+#include <string>
+#include <vector>
 
 namespace leakgate::probes {
 
@@ -26,6 +29,11 @@ std::unique_ptr<Probe> makeFrameCycleProbe();
 std::unique_ptr<Probe> makeRetainedFrameProbe(bool onlyNew = false);
 // Gives every sentinel the workload made a verdict (check `sentinels`).
 std::unique_ptr<Probe> makeSentinelProbe();
+// What holds each of `objects` (borrowed, alive, tracked by the collector) after a collection:
+// the route from its nearest root, as `retained-frame` gives it for frames
+// ("module `keeps`._SCOPES[3]['payload']"), or "an unknown holder" (probes/retained_frame_probe.cpp).
+// Call with the GIL held.
+std::vector<std::string> holdersOf(std::span<PyObject* const> objects);
 
 // The device bytes the workload's device sentinels hold after it returned and after a collection
 // (check `device-memory`; `skip` with the reason when CUDA cannot be used).

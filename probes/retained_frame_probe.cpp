@@ -165,6 +165,30 @@ class RetainedFrameProbe final : public Probe {
 
 } // namespace
 
+std::vector<std::string> holdersOf(std::span<PyObject* const> objects) {
+    py::list tracked = py::module_::import("gc").attr("get_objects")();
+    std::vector<PyObject*> heap; // Borrowed references: `tracked` keeps them alive
+    heap.reserve(tracked.size());
+    for (py::handle object : tracked)
+        heap.push_back(object.ptr());
+    auto graph = scanner::ObjectGraph::build(heap);
+    std::vector<std::int64_t> external(graph.size());
+    for (scanner::NodeId node = 0; node < graph.size(); ++node) {
+        // One reference is the `tracked` list's own.
+        external[node] = static_cast<std::int64_t>(Py_REFCNT(graph.object(node))) - graph.inDegree(node) - 1;
+    }
+    const scanner::ObjectGraph::Reverse reverse = graph.reverse();
+    RootNamer namer;
+    std::vector<std::string> holders;
+    for (PyObject* object : objects) {
+        auto node = graph.find(object);
+        holders.push_back(node ? scanner::retentionRoute(graph, scanner::pathFromRoot(reverse, external, *node),
+                                                         std::cref(namer))
+                               : "an unknown holder");
+    }
+    return holders;
+}
+
 std::unique_ptr<Probe> makeRetainedFrameProbe(bool onlyNew) {
     return std::make_unique<RetainedFrameProbe>(onlyNew);
 }

@@ -7,6 +7,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cctype>
 #include <map>
 #include <unordered_set>
 
@@ -15,6 +17,52 @@ namespace {
 
 bool isAlive(const TrackedSentinel& sentinel) {
     return python::weakrefIsAlive(sentinel.weakref.get());
+}
+
+// A route with its positions left out, so that the sentinels kept by one list read as one
+// holder: "_SCOPES[3]['payload']" -> "_SCOPES[i]['payload']".
+std::string routeShape(const std::string& route) {
+    std::string shape;
+    for (size_t i = 0; i < route.size(); ++i) {
+        if (route[i] == '[' && i + 1 < route.size() && std::isdigit(static_cast<unsigned char>(route[i + 1]))) {
+            size_t end = i + 1;
+            while (end < route.size() && std::isdigit(static_cast<unsigned char>(route[end])))
+                ++end;
+            if (end < route.size() && route[end] == ']') {
+                shape += "[i]";
+                i = end;
+                continue;
+            }
+        }
+        shape += route[i];
+    }
+    return shape;
+}
+
+// What holds the never-freed sentinels, one entry per route shape, most bytes first.
+struct Holder {
+    std::string route;
+    int sentinels = 0;
+    std::int64_t bytes = 0;
+};
+std::vector<Holder> holdersOfNeverFreed(const std::vector<const TrackedSentinel*>& neverFreed) {
+    std::vector<PyObject*> objects;
+    for (const TrackedSentinel* sentinel : neverFreed)
+        objects.push_back(sentinel->identity); // alive: its weakref is
+    const std::vector<std::string> routes = holdersOf(objects);
+    std::map<std::string, Holder> byShape;
+    for (size_t i = 0; i < routes.size(); ++i) {
+        Holder& holder = byShape[routeShape(routes[i])];
+        holder.route = routeShape(routes[i]);
+        ++holder.sentinels;
+        holder.bytes += neverFreed[i]->bytes;
+    }
+    std::vector<Holder> holders;
+    for (auto& [shape, holder] : byShape)
+        holders.push_back(std::move(holder));
+    std::stable_sort(holders.begin(), holders.end(),
+                     [](const Holder& a, const Holder& b) { return a.bytes > b.bytes; });
+    return holders;
 }
 
 class SentinelProbe final : public Probe {
@@ -42,11 +90,13 @@ class SentinelProbe final : public Probe {
         std::map<std::string, std::int64_t> pinned; // per payload kind
         std::map<std::string, std::map<std::string, std::int64_t>> byVerdict; // verdict -> kind -> bytes
         std::int64_t pinnedTotal = 0;
+        std::vector<const TrackedSentinel*> neverFreedSentinels;
         for (auto& sentinel : sentinelRegistry()) {
             sentinel.aliveAfterCollection = isAlive(sentinel);
             std::string verdict = !sentinel.aliveAfterReturn      ? "freed-by-refcount"
                                   : sentinel.aliveAfterCollection ? "never-freed"
                                                                   : "freed-by-gc-only";
+            if (verdict == "never-freed") neverFreedSentinels.push_back(&sentinel);
             ++counts[verdict];
             if (verdict != "freed-by-refcount") {
                 pinned[sentinel.kind] += sentinel.bytes;
@@ -60,6 +110,13 @@ class SentinelProbe final : public Probe {
         for (const auto& [verdict, kinds] : byVerdict) {
             for (const auto& [kind, bytes] : kinds)
                 result.details["pinned_sentinel_bytes_by_verdict"][verdict][kind] = bytes;
+        }
+        // What holds the ones a collection does not free, read before the registry lets go.
+        std::vector<Holder> holders;
+        if (!neverFreedSentinels.empty()) holders = holdersOfNeverFreed(neverFreedSentinels);
+        for (const Holder& holder : holders) {
+            result.details["never_freed_held_by"].push_back(
+                {{"route", holder.route}, {"sentinels", holder.sentinels}, {"bytes", holder.bytes}});
         }
         size_t total = sentinelRegistry().size();
         sentinelRegistry().clear();
@@ -102,6 +159,13 @@ class SentinelProbe final : public Probe {
             reason = fmt::format("{} of {} sentinels outlived their frames ({} {}): {} pinned until {}",
                                  total - freedByRefcount, total, neverFreed ? neverFreed : gcOnly, verdict,
                                  bytesOf(verdict), neverFreed ? "the process ends" : "gc.collect()");
+        }
+        if (!holders.empty()) {
+            // The path from a root, as retained-frame gives it for frames: where to look first.
+            reason += fmt::format("; the never-freed held by {} ({} sentinel{}){}", holders.front().route,
+                                  holders.front().sentinels, holders.front().sentinels == 1 ? "" : "s",
+                                  holders.size() > 1 ? fmt::format(" and {} more holders", holders.size() - 1)
+                                                     : "");
         }
         result.checks.push_back({"sentinels", Status::kFail, reason, pinnedTotal});
     }

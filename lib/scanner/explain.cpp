@@ -673,6 +673,41 @@ FrameCycles explainFrameCycles(const ObjectGraph& garbage, const Components& com
     return result;
 }
 
+std::vector<NodeId> pathFromRoot(const ObjectGraph::Reverse& reverse, std::span<const std::int64_t> external,
+                                 NodeId target) {
+    // Breadth first back from the target: the first node with references from outside is the root.
+    std::unordered_map<NodeId, NodeId> child{{target, target}};
+    std::deque<NodeId> queue{target};
+    std::optional<NodeId> root;
+    while (!queue.empty() && !root) {
+        NodeId node = queue.front();
+        queue.pop_front();
+        if (external[node] > 0) {
+            root = node;
+            break;
+        }
+        for (NodeId previous : reverse.predecessors(node)) {
+            if (child.count(previous)) continue;
+            child.emplace(previous, node);
+            queue.push_back(previous);
+        }
+    }
+    std::vector<NodeId> path;
+    if (root) {
+        for (NodeId node = *root;; node = child.at(node)) {
+            path.push_back(node);
+            if (node == target) break;
+        }
+    }
+    return path;
+}
+
+std::string retentionRoute(const ObjectGraph& heap, const std::vector<NodeId>& path,
+                           const std::function<std::string(PyObject*)>& nameRoot) {
+    if (path.empty()) return "an unknown holder";
+    return renderRetention(nameRoot(heap.object(path.front())), labelPath(heap, path));
+}
+
 std::vector<Finding> explainRetainedFrames(const RetainedFrames& input) {
     const ObjectGraph& heap = input.heap;
     const ObjectGraph::Reverse reverse = heap.reverse();
@@ -686,31 +721,10 @@ std::vector<Finding> explainRetainedFrames(const RetainedFrames& input) {
     };
     std::map<std::pair<PyObject*, std::string>, Group> groups; // (frame code, retention path)
     for (NodeId frame : input.retained) {
-        // Walk back to the nearest root; a path through another retained frame means this one is
-        // pinned by that frame (its f_back chain) and is reported with it.
-        std::unordered_map<NodeId, NodeId> child{{frame, frame}};
-        std::deque<NodeId> queue{frame};
-        std::optional<NodeId> root;
-        while (!queue.empty() && !root) {
-            NodeId node = queue.front();
-            queue.pop_front();
-            if (input.external[node] > 0) {
-                root = node;
-                break;
-            }
-            for (NodeId previous : reverse.predecessors(node)) {
-                if (child.count(previous)) continue;
-                child.emplace(previous, node);
-                queue.push_back(previous);
-            }
-        }
-        std::vector<NodeId> path;
-        if (root) {
-            for (NodeId node = *root;; node = child.at(node)) {
-                path.push_back(node);
-                if (node == frame) break;
-            }
-        }
+        // A path through another retained frame means this one is pinned by that frame (its
+        // f_back chain) and is reported with it.
+        const std::vector<NodeId> path = pathFromRoot(reverse, input.external, frame);
+        const std::optional<NodeId> root = path.empty() ? std::nullopt : std::optional(path.front());
         bool pinnedByAnother =
             std::any_of(path.begin(), path.end() - (path.empty() ? 0 : 1),
                         [&](NodeId node) { return isRetained[node] && node != frame; });

@@ -32,6 +32,14 @@ struct RetainedFrames {
 };
 std::vector<Finding> explainRetainedFrames(const RetainedFrames& input);
 
+// The shortest path to `target` from the nearest root (a node with `external` references), root
+// first and `target` last; empty when no root reaches it.
+std::vector<NodeId> pathFromRoot(const ObjectGraph::Reverse& reverse, std::span<const std::int64_t> external,
+                                 NodeId target);
+// That path as a person reads it: "keeps_locals._SCOPES[3]['payload']", or "an unknown holder".
+std::string retentionRoute(const ObjectGraph& heap, const std::vector<NodeId>& path,
+                           const std::function<std::string(PyObject*)>& nameRoot);
+
 Footprint footprint(const ObjectGraph& graph, std::span<const NodeId> sources,
                     const std::vector<bool>* excluded = nullptr);
 

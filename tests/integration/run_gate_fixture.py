@@ -17,6 +17,9 @@ TARGET is a path or a built-in target name. Expectations come from the target's
                 unbounded, wrong-bytes): their checks fail, the others of the four pass
   real=A,B      the real-launch checks that fail (net-blocks, cyclic-garbage, retained; `none`:
                 all pass), or `skip-without-cuda`: all skip when the machine has no CUDA driver
+  held-by=TEXT  the decorate workload's never-freed sentinels are held by a route containing TEXT
+                (details.never_freed_held_by, the path from a root), and the sentinels check's
+                reason names that route
   error=W       the target's workload W is an `error` result (may repeat)
   ok=W          the target's workload W is not an `error` result (may repeat)
 Exit status: 0 pass, 1 mismatch, 77 skip (no leakgate binary).
@@ -42,7 +45,7 @@ def read_expectations(target, extra):
     for token in tokens:
         key, _, value = token.partition("=")
         if key not in {"exit", "check", "verdict", "verdicts", "culprit", "local", "error", "ok", "reasons",
-                       "real"} or not value:
+                       "real", "held-by"} or not value:
             raise SystemExit(f"unknown expectation {token!r}")
         if key in ("error", "ok"):
             expect[key].append(value)
@@ -112,6 +115,14 @@ def main():
             re.search(rf"\b{n} {v}, [0-9.]+ (B|KiB|MiB|GiB)", reason) for v, n in counted.items())
         if found != wanted or not own_bytes:
             problems.append(f"verdicts: expected {sorted(wanted)}, got {sorted(found)}; reason: {reason}")
+    if "held-by" in expect:
+        decorate = [r for r in targets if r["workload"] == "decorate"]
+        routes = [h["route"] for r in decorate for h in r.get("details", {}).get("never_freed_held_by", [])]
+        reason = checks.get("decorate-sentinels", {}).get("reason", "")
+        named = [route for route in routes if expect["held-by"] in route and route in reason]
+        if not named:
+            problems.append(f"held-by: no never-freed holder route with {expect['held-by']!r} named in the "
+                            f"reason; routes {routes}; reason: {reason}")
     if "culprit" in expect:
         findings = [f for r in targets for f in r["findings"]]
         matching = [f for f in findings

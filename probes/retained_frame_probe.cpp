@@ -111,18 +111,22 @@ class RetainedFrameProbe final : public Probe {
         py::list objects = gc.attr("get_objects")();
         size_t frames = 0;
         std::vector<PyObject*> retained = framesOutsideCalls(objects, &frames);
+        const size_t earlier = earlier_.size();
         if (onlyNew_) {
             std::erase_if(retained, [&](PyObject* frame) { return earlier_.count(frame) > 0; });
-            result.details["earlier_retained_frames"] = earlier_.size();
+            result.details["earlier_retained_frames"] = earlier;
         }
         earlier_.clear();
         result.details["live_frames"] = frames;
         if (retained.empty()) {
+            const size_t running = frames - earlier;
             result.checks.push_back(
                 {"retained-frame", Status::kPass,
-                 fmt::format("no frame outlived its call ({} live frame{}, each running or "
-                             "suspended)",
-                             frames, frames == 1 ? "" : "s"),
+                 fmt::format("no frame outlived its call ({} live frame{}, each running or suspended{})",
+                             running, running == 1 ? "" : "s",
+                             earlier ? fmt::format("; {} retained before the measurement began, left out",
+                                                   earlier)
+                                     : ""),
                  0});
             return;
         }

@@ -32,12 +32,15 @@ void reportTargetErrors(WorkloadResult& result, const py::list& errors, const ch
                                  std::nullopt, tracebacks};
 }
 
-probes::ProbeList gateProbes() {
+// `onlyNewFrames`: retained-frame leaves out the frames already retained when the measurement
+// starts. The decorations' worker has imported the target by then, so a frame its import keeps is
+// the `import` workload's finding (measured there, inside a frame of its own), not a decoration's.
+probes::ProbeList gateProbes(bool onlyNewFrames) {
     probes::ProbeList probes;
     probes.push_back(probes::makeGcGuardProbe());
     probes.push_back(probes::makeSentinelProbe());
     probes.push_back(probes::makeFrameCycleProbe());
-    probes.push_back(probes::makeRetainedFrameProbe());
+    probes.push_back(probes::makeRetainedFrameProbe(onlyNewFrames));
     probes.push_back(probes::makeDeviceMemoryProbe());
     return probes;
 }
@@ -95,7 +98,7 @@ WorkloadResult runDecorate(const WorkerSpec& spec) {
     py::list depths;
     for (int depth = 1; depth <= 3; ++depth)
         depths.append(depth);
-    auto probes = gateProbes();
+    auto probes = gateProbes(/*onlyNewFrames=*/true);
     measure(
         result, probes,
         [&] {
@@ -112,7 +115,7 @@ WorkloadResult runImport(const WorkerSpec& spec) {
     py::module_ harness = loadHarness();
     const std::int64_t sentinelBytes = spec.sentinelBytes;
     configureDevice(result, harness, spec);
-    auto probes = gateProbes();
+    auto probes = gateProbes(/*onlyNewFrames=*/false);
     measure(
         result, probes,
         [&] {

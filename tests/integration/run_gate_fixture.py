@@ -20,6 +20,7 @@ TARGET is a path or a built-in target name. Expectations come from the target's
   held-by=TEXT  the decorate workload's never-freed sentinels are held by a route containing TEXT
                 (details.never_freed_held_by, the path from a root), and the sentinels check's
                 reason names that route
+  pass=CHECK    that check of the target passes, whatever exit= says (may repeat)
   error=W       the target's workload W is an `error` result (may repeat)
   ok=W          the target's workload W is not an `error` result (may repeat)
 Exit status: 0 pass, 1 mismatch, 77 skip (no leakgate binary).
@@ -41,13 +42,13 @@ def read_expectations(target, extra):
             for line in source:
                 if line.startswith("# expect:"):
                     tokens += line[len("# expect:"):].split()
-    expect = {"error": [], "ok": []}
+    expect = {"error": [], "ok": [], "pass": []}
     for token in tokens:
         key, _, value = token.partition("=")
         if key not in {"exit", "check", "verdict", "verdicts", "culprit", "local", "error", "ok", "reasons",
-                       "real", "held-by"} or not value:
+                       "real", "held-by", "pass"} or not value:
             raise SystemExit(f"unknown expectation {token!r}")
-        if key in ("error", "ok"):
+        if key in ("error", "ok", "pass"):
             expect[key].append(value)
         else:
             expect[key] = value
@@ -98,6 +99,10 @@ def main():
         check = checks.get(expect["check"])
         if check is None or check["status"] != wanted:
             problems.append(f"check {expect['check']}: expected {wanted}, got {check}")
+    for name in expect["pass"]:
+        status = checks.get(name, {}).get("status")
+        if status != "pass":
+            problems.append(f"check {name}: expected pass, got {checks.get(name)}")
     if "verdict" in expect:
         sentinels = [s for r in targets if r["workload"] == "decorate" for s in r["sentinels"]]
         wrong = [s for s in sentinels if s["verdict"] != expect["verdict"]]

@@ -610,6 +610,9 @@ FrameCycles explainFrameCycles(const ObjectGraph& garbage, const Components& com
         // "`ExitStack.__exit__` (standard library, contextlib.py:604)", and its closing local.
         std::string mechanism;
         std::string mechanismLocal;
+        // The culprit is a @contextmanager generator closed by contextlib's __exit__: it yields
+        // while it handles an exception (3.12 and later keep its frame in the traceback).
+        bool contextManagerGenerator = false;
         std::vector<NodeId> members;
         int occurrences = 0;
     };
@@ -636,6 +639,13 @@ FrameCycles explainFrameCycles(const ObjectGraph& garbage, const Components& com
                 group.mechanism =
                     fmt::format("`{}` (standard library, {}:{})", where.function, baseName(where.file), where.line);
                 group.mechanismLocal = culprit->mechanismLocal;
+                const int flags = reinterpret_cast<PyCodeObject*>(code.get())->co_flags;
+                group.contextManagerGenerator =
+                    (flags & (CO_GENERATOR | CO_ASYNC_GENERATOR)) != 0 &&
+                    (where.function == "_GeneratorContextManager.__exit__" ||
+                     where.function == "_AsyncGeneratorContextManager.__aexit__" || where.function == "__exit__" ||
+                     where.function == "__aexit__") &&
+                    baseName(where.file) == "contextlib.py";
             }
         }
         auto members = components.members(component);
@@ -662,7 +672,14 @@ FrameCycles explainFrameCycles(const ObjectGraph& garbage, const Components& com
         if (group.occurrences > 1) finding.summary += fmt::format(" ({} instances)", group.occurrences);
         result.instances += group.occurrences;
         finding.fix = fixFor(finding);
-        if (!group.mechanism.empty()) {
+        if (group.contextManagerGenerator) {
+            finding.fix = fmt::format(
+                "{} is the mechanism, not the fix site: `{}` is a context-manager generator that "
+                "yields while it handles an exception, so what the `with` body raises is thrown in "
+                "with that exception as its context, and the traceback keeps the generator's frame. "
+                "Yield after the `except` clause (note the case in a variable), not inside it.",
+                group.mechanism, finding.frames.front().function);
+        } else if (!group.mechanism.empty()) {
             finding.fix = fmt::format("{} is the mechanism, not the fix site: change what `{}` does with "
                                       "it. {}", group.mechanism, finding.frames.front().function, finding.fix);
         }

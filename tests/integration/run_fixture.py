@@ -16,6 +16,10 @@ README.md beside this file):
     # expect: finding frame-cycle function=load_records bound-at=36
     # expect: no-finding retained-frame
     # expect: error timed out
+    # expect (python >= 3.12): exit 1
+
+An expectation may hold on some Pythons only: ``# expect (python >= X.Y):`` or
+``# expect (python < X.Y):``, compared with the Python leakgate embeds.
 
 The runner calls ``leakgate scan --json TMP ARGS -- FIXTURE``, reads the JSON
 report (schema leakgate/1), checks every expectation, and prints what was
@@ -44,7 +48,9 @@ SKIP = 77
 SCHEMA = "leakgate/1"
 FINDING_KEYS = ("function", "local", "pins", "pins-held", "stored-by", "bound-at", "min-bytes")
 
-_DIRECTIVE = re.compile(r"^\s*#\s*(expect|args)\s*:\s*(.*?)\s*$")
+_DIRECTIVE = re.compile(
+    r"^\s*#\s*(expect|args)(?:\s*\(\s*python\s*(>=|<)\s*(\d+)\.(\d+)\s*\))?\s*:\s*(.*?)\s*$"
+)
 
 
 class FixtureFormatError(Exception):
@@ -67,9 +73,16 @@ class Expectation:
     kind: str | None = None
     props: list[tuple[str, str]] = dataclasses.field(default_factory=list)
     substring: str | None = None
+    python: tuple[str, tuple[int, int]] | None = None  # (">=" or "<", (X, Y)): where it holds
 
     def describe(self) -> str:
         return self.text
+
+    def holds_on(self, version: tuple[int, int]) -> bool:
+        if self.python is None:
+            return True
+        op, bound = self.python
+        return version >= bound if op == ">=" else version < bound
 
 
 @dataclasses.dataclass
@@ -85,6 +98,19 @@ class FixtureSpec:
                 return exp.code
         return None
 
+    @property
+    def conditional(self) -> bool:
+        return any(exp.python is not None for exp in self.expectations)
+
+    def for_python(self, version: tuple[int, int]) -> "FixtureSpec":
+        """The expectations that hold on this Python (at most one exit line among them)."""
+        kept = [exp for exp in self.expectations if exp.holds_on(version)]
+        if sum(exp.verb == "exit" for exp in kept) > 1:
+            raise FixtureFormatError(
+                f"{self.path}: more than one '# expect: exit' line holds on Python {version[0]}.{version[1]}"
+            )
+        return dataclasses.replace(self, expectations=kept)
+
 
 def parse_fixture(path: str) -> FixtureSpec:
     """Reads the ``# expect:`` and ``# args:`` comment lines of a fixture."""
@@ -96,16 +122,21 @@ def parse_fixture(path: str) -> FixtureSpec:
         match = _DIRECTIVE.match(raw)
         if not match:
             continue
-        directive, rest = match.groups()
+        directive, op, major, minor, rest = match.groups()
         where = f"{path}:{number}"
+        if op and directive != "expect":
+            raise FixtureFormatError(f"{where}: only '# expect' lines take a (python ...) condition")
         if directive == "args":
             try:
                 args.extend(shlex.split(rest))
             except ValueError as err:
                 raise FixtureFormatError(f"{where}: bad '# args:' line: {err}") from None
             continue
-        expectations.append(_parse_expectation(rest, number, where))
-    exits = [e for e in expectations if e.verb == "exit"]
+        expectation = _parse_expectation(rest, number, where)
+        if op:
+            expectation.python = (op, (int(major), int(minor)))
+        expectations.append(expectation)
+    exits = [e for e in expectations if e.verb == "exit" and e.python is None]
     if len(exits) > 1:
         raise FixtureFormatError(f"{path}: more than one '# expect: exit' line")
     return FixtureSpec(path=path, args=args, expectations=expectations)
@@ -425,6 +456,15 @@ def main(argv: list[str] | None = None) -> int:
 
     version = _version_tuple(opts.python_version) or report_python_version(report)
     co_name_only = version is not None and version < (3, 11)
+    if spec.conditional and version is None:
+        problems.append("the fixture's expectations depend on the Python, and neither "
+                        "--python-version nor the report says which Python ran")
+    elif spec.conditional:
+        try:
+            spec = spec.for_python(version)
+        except FixtureFormatError as err:
+            print(f"FAIL {name}: {err}")
+            return 1
     verdicts = check_expectations(spec, proc.returncode, report, co_name_only)
     failed = problems or not all(v.ok for v in verdicts)
 

@@ -304,6 +304,23 @@ class MachineOutput(unittest.TestCase):
                      for r in results if r["ruleId"] == "frame-cycle"}
             self.assertEqual(lines, {44, 51})
 
+    def test_a_context_manager_generator_is_told_to_yield_after_its_except_clause(self):
+        # leak_contextmanager_yield_in_except.py forms its cycle on 3.12 and later only.
+        with tempfile.TemporaryDirectory() as tmp:
+            out = os.path.join(tmp, "scan.json")
+            leakgate("scan", "--quiet", "--json", out, "--",
+                     os.path.join(FIXTURES, "scan", "leak_contextmanager_yield_in_except.py"))
+            with open(out) as report_file:
+                report = json.load(report_file)
+        version = tuple(int(part) for part in report["python"]["version"].split(".")[:2])
+        if version < (3, 12):
+            self.assertEqual(report["findings"], [])
+            return
+        (finding,) = report["findings"]
+        self.assertEqual(finding["frames"][0]["function"], "storage")
+        self.assertIn("Yield after the `except` clause", finding["fix"])
+        self.assertIn("`_GeneratorContextManager.__exit__` (standard library", finding["fix"])
+
     def test_an_unwritable_json_path_writes_nothing_and_says_why(self):
         with tempfile.TemporaryDirectory() as tmp:
             target = os.path.join(tmp, "missing-dir", "report.json")

@@ -155,6 +155,35 @@ class RunFixtureTest(unittest.TestCase):
         status, out = self.run_with(dict(report, python="3.10.13"), 1)
         self.assertEqual(status, 0, out)
 
+    def test_an_expectation_may_hold_on_some_pythons_only(self):
+        fixture = self.fixture(
+            "# expect (python >= 3.12): exit 1\n"
+            "# expect (python >= 3.12): finding frame-cycle function=DSL.kernel\n"
+            "# expect (python < 3.12): exit 0\n"
+            "# expect(python<3.12): no-finding frame-cycle\n"
+        )
+        leak, clean = make_report(1, [dsl_finding()]), make_report(0, [])
+        for report, code, version, expected in ((leak, 1, "3.12.1", 0), (clean, 0, "3.11.7", 0),
+                                                 (clean, 0, "3.13.0", 1), (leak, 1, "3.10.13", 1)):
+            with self.subTest(version=version, code=code):
+                status, out = self.run_with(dict(report, python=version), code, fixture=fixture)
+                self.assertEqual(status, expected, out)
+
+    def test_python_dependent_expectations_need_to_know_the_python(self):
+        fixture = self.fixture("# expect (python >= 3.12): exit 1\n# expect (python < 3.12): exit 0\n")
+        status, out = self.run_with(make_report(0, []), 0, fixture=fixture)
+        self.assertEqual(status, 1, out)
+        self.assertIn("depend on the Python", out)
+        status, out = self.run_with(make_report(0, []), 0, fixture=fixture,
+                                    extra_args=["--python-version", "3.11"])
+        self.assertEqual(status, 0, out)
+
+    def test_a_condition_on_an_args_line_is_refused(self):
+        fixture = self.fixture("# args (python >= 3.12): --timeout 3\n# expect: exit 0\n")
+        status, out = self.run_with(make_report(0, []), 0, fixture=fixture)
+        self.assertEqual(status, 1, out)
+        self.assertIn("only '# expect' lines", out)
+
     # -- failing
 
     def test_a_fixture_without_expectations_fails(self):
@@ -262,7 +291,9 @@ class ParseFixtureTest(unittest.TestCase):
         for name in names:
             with self.subTest(name):
                 spec = run_fixture.parse_fixture(os.path.join(scan, name))
-                self.assertIsNotNone(spec.exit_code, "every scan fixture states its exit code")
+                for version in ((3, 10), (3, 11), (3, 12), (3, 13)):
+                    self.assertIsNotNone(spec.for_python(version).exit_code,
+                                         f"every scan fixture states its exit code on {version}")
 
     def test_properties_and_args_are_parsed(self):
         with tempfile.NamedTemporaryFile("w", suffix=".py", delete=False) as handle:

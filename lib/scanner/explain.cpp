@@ -323,18 +323,45 @@ std::optional<Culprit> findCulprit(const ObjectGraph& graph, const Components& c
         for (size_t i = 0; i < frames.size(); ++i)
             frames[i] = byDepth[i].second;
     }
-    // The innermost frame among `candidates` whose own local or cell closes the cycle.
+    // Whether the code of `frame` names the attribute that the cycle's second edge reads
+    // (`self` -> `.exception_history`): the code that puts something there, where several frames
+    // hold the same `self`.
+    auto namesSecondAttribute = [&](NodeId frame, const std::vector<NodeId>& cycle) {
+        if (cycle.size() < 3) return false;
+        EdgeLabel second = labelEdge(graph.object(cycle[1]), graph.object(cycle[2]));
+        if (second.kind != "attribute" || !second.label.starts_with(".")) return false;
+        OwnedRef code = python::frameCode(reinterpret_cast<PyFrameObject*>(graph.object(frame)));
+        PyObject* names = code ? reinterpret_cast<PyCodeObject*>(code.get())->co_names : nullptr;
+        if (!names || !PyTuple_Check(names)) return false;
+        const std::string attribute = second.label.substr(1);
+        for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(names); ++i) {
+            const char* name = PyUnicode_AsUTF8(PyTuple_GET_ITEM(names, i));
+            if (name && attribute == name) return true;
+            if (!name) PyErr_Clear();
+        }
+        return false;
+    };
+    // The innermost frame among `candidates` whose own local or cell closes the cycle; among
+    // several, the innermost whose code names the attribute the cycle goes through first.
     auto closedByOwnLocal = [&](const std::vector<NodeId>& candidates) -> std::optional<Culprit> {
+        constexpr size_t kMoreToLookAt = 16; // frames looked at after the innermost closing one
+        std::optional<Culprit> innermost;
+        size_t lookedAt = 0;
         for (NodeId frame : candidates) { // innermost first
+            if (innermost && ++lookedAt > kMoreToLookAt) break;
             for (NodeId next : graph.successors(frame)) {
                 if (components.of(next) != component) continue;
                 EdgeLabel label = labelEdge(graph.object(frame), graph.object(next));
                 if (label.kind != "local" && label.kind != "cell" && label.kind != "f_locals") continue;
                 auto cycle = pathWithin(graph, components, frame, next, frame);
-                if (!cycle.empty()) return Culprit{frame, std::move(cycle), true, std::move(label)};
+                if (cycle.empty()) continue;
+                Culprit found{frame, std::move(cycle), true, std::move(label)};
+                if (namesSecondAttribute(frame, found.cycle)) return found;
+                if (!innermost) innermost = std::move(found);
+                break;
             }
         }
-        return std::nullopt;
+        return innermost;
     };
     // A frame of code outside the standard library that takes part in the cycle is the culprit:
     // a standard-library frame that closes it (contextlib's __exit__ keeping an exception) is the

@@ -596,6 +596,16 @@ std::string fixFor(const Finding& finding) {
             return std::find(kinds.begin(), kinds.end(), step.kind) != kinds.end();
         });
     };
+    // The closing local holds a task or future whose exception's traceback holds the frame.
+    const bool keepsTask =
+        !finding.path.empty() && (finding.path[0].kind == "local" || finding.path[0].kind == "cell") &&
+        (finding.path[0].to.find("Task` object") != std::string::npos ||
+         finding.path[0].to.find("Future` object") != std::string::npos);
+    if (keepsTask && has({"__traceback__", "tb_frame", "tb_next"})) {
+        return "A task or future kept in a local of a frame that its own exception's traceback holds: "
+               "once it is done, drop the reference (`del` it, or set it to None, in a `finally`), or "
+               "keep its result, or a weak reference, instead of the task.";
+    }
     if (has({"__traceback__", "tb_frame", "tb_next"})) {
         return "Do not keep an exception or traceback past its handler: keep "
                "traceback.TracebackException or formatted text instead, or `del` the variable in a "

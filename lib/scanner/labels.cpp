@@ -255,6 +255,15 @@ bool typeNamed(PyObject* object, std::string_view name) {
     return false;
 }
 
+// The fields of asyncio's C Future (and Task) that no member or getter shows: the traceback of its
+// exception and the CancelledError it made, named as the pure-Python Future names them.
+std::optional<EdgeLabel> labelFutureFields(PyObject* from, PyObject* to) {
+    if (!typeNamed(from, "_asyncio.Future")) return std::nullopt;
+    if (PyTraceBack_Check(to)) return named("attribute", "._exception_tb", "_exception_tb");
+    if (PyExceptionInstance_Check(to)) return named("attribute", "._cancelled_exc", "_cancelled_exc");
+    return std::nullopt;
+}
+
 // Containers of C types without an index or key the generic paths read: a deque's items (by
 // position) and a contextvars.Context's values (by variable).
 std::optional<EdgeLabel> labelContainerItems(PyObject* from, PyObject* to) {
@@ -324,6 +333,7 @@ EdgeLabel labelEdge(PyObject* from, PyObject* to) {
         }
         if (auto label = labelDeclared(from, to)) return *label;
         if (auto label = labelContainerItems(from, to)) return *label;
+        if (auto label = labelFutureFields(from, to)) return *label;
         return named("ref", "referent");
     }();
 }

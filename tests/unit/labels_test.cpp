@@ -96,6 +96,12 @@ TEST(Labels, TheCTypesADslProgramMeetsAreNamedNotReferent) {
         "future = loop.create_future()\n"
         "future.set_exception(ValueError('x'))\n"
         "future_exception = future.exception()\n"
+        "raised = loop.create_future()\n"
+        "try:\n"
+        "    raise KeyError('y')\n"
+        "except KeyError as error:\n"
+        "    raised.set_exception(error)\n"
+        "raised_traceback = raised.exception().__traceback__\n"
         "async def work():\n"
         "    return None\n"
         "coroutine = work()\n"
@@ -128,6 +134,8 @@ TEST(Labels, TheCTypesADslProgramMeetsAreNamedNotReferent) {
     PyObject* target = scope["target"].ptr();
     EXPECT_EQ(label("future", scope["future_exception"].ptr()).label, "._exception");
     EXPECT_EQ(label("task", scope["coroutine"].ptr()).label, "._coro");
+    // The C Future keeps its exception's traceback in a field of its own (no getter shows it).
+    EXPECT_EQ(label("raised", scope["raised_traceback"].ptr()).label, "._exception_tb");
     EXPECT_EQ(label("partial", scope["partial"].attr("args").ptr()).label, "args");
     EXPECT_EQ(label("partial", scope["partial"].attr("keywords").ptr()).label, "keywords");
     EXPECT_EQ(label("bound", scope["owner"].ptr()).label, "__self__");
@@ -143,6 +151,7 @@ TEST(Labels, TheCTypesADslProgramMeetsAreNamedNotReferent) {
     EXPECT_EQ(label("owner", scope["Owner"].ptr()).label, ".__class__");
     EXPECT_EQ(labelEdge(scope["callback"].ptr(), scope["callback"].attr("__name__").ptr()).label,
               ".__name__");
+    scope["raised"].attr("exception")();
     scope["loop"].attr("run_until_complete")(scope["task"]);
     scope["loop"].attr("close")();
     scope.clear();

@@ -46,20 +46,34 @@ struct Reading {
 
 class DeviceMemoryProbe final : public Probe {
   public:
+    explicit DeviceMemoryProbe(bool lazy) : lazy_(lazy) {}
     std::string_view name() const override { return "device-memory"; }
 
     void before() override {
+        allocatedBefore_ = cuda::DeviceBuffer::buffersAllocated();
+        if (lazy_) {
+            // The driver is not started for a workload that may never use it; the baseline is
+            // leakgate's own accounting only.
+            baseline_ = {cuda::DeviceBuffer::bytesHeld(), 0, std::nullopt};
+            return;
+        }
         cuda::Driver& driver = cuda::Driver::get();
         if (!driver.available()) return;
-        allocatedBefore_ = cuda::DeviceBuffer::buffersAllocated();
         baseline_ = read();
     }
 
     void afterReturn(WorkloadResult&) override {
+        if (lazy_ && cuda::DeviceBuffer::buffersAllocated() == allocatedBefore_) return;
         if (cuda::Driver::get().available()) afterReturn_ = read();
     }
 
     void afterCollection(WorkloadResult& result) override {
+        if (lazy_ && cuda::DeviceBuffer::buffersAllocated() == allocatedBefore_) {
+            result.checks.push_back({"device-memory", Status::kSkip,
+                                     "the workload placed no device sentinel (CUDA not started)",
+                                     std::nullopt});
+            return;
+        }
         cuda::Driver& driver = cuda::Driver::get();
         if (!driver.available()) {
             result.checks.push_back(
@@ -103,7 +117,14 @@ class DeviceMemoryProbe final : public Probe {
                 kMemInfoTolerance &&
             std::llabs(usedAfterCollection - (heldAfterCollection + torchReservedAfterCollection)) <=
                 kMemInfoTolerance;
-        details["meminfo_agrees"] = agrees;
+        if (lazy_) {
+            // No cuMemGetInfo before the workload started CUDA: only what one collection freed.
+            details.erase("meminfo_used_after_return");
+            details.erase("meminfo_used_after_collection");
+            details["meminfo_freed_by_collection"] = afterReturn_.used - afterCollection.used;
+        } else {
+            details["meminfo_agrees"] = agrees;
+        }
         result.details["device_memory"] = details;
         const std::string torchCache =
             torchReservedAfterCollection > 0
@@ -111,12 +132,15 @@ class DeviceMemoryProbe final : public Probe {
                               humanBytes(torchReservedAfterCollection))
                 : "";
         const std::string crossCheck =
-            fmt::format("cuMemGetInfo: {} more in use after return, {} after collection{}{}{}",
-                        humanBytes(usedAfterReturn), humanBytes(usedAfterCollection), torchCache,
-                        agrees ? ""
-                               : " (disagrees with the accounting: another process, or memory "
-                                 "outside leakgate's sentinels)",
-                        torchText);
+            lazy_ ? fmt::format("cuMemGetInfo: {} freed by the collection (CUDA was started by the "
+                                "workload, so there is no reading from before it){}{}",
+                                humanBytes(afterReturn_.used - afterCollection.used), torchCache, torchText)
+                  : fmt::format("cuMemGetInfo: {} more in use after return, {} after collection{}{}{}",
+                                humanBytes(usedAfterReturn), humanBytes(usedAfterCollection), torchCache,
+                                agrees ? ""
+                                       : " (disagrees with the accounting: another process, or memory "
+                                         "outside leakgate's sentinels)",
+                                torchText);
 
         if (placed == 0) {
             result.checks.push_back({"device-memory", Status::kSkip,
@@ -144,6 +168,7 @@ class DeviceMemoryProbe final : public Probe {
         return {cuda::DeviceBuffer::bytesHeld(), cuda::Driver::get().memInfo().usedBytes(), readTorch()};
     }
 
+    bool lazy_;
     std::int64_t allocatedBefore_ = 0;
     Reading baseline_;
     Reading afterReturn_;
@@ -151,8 +176,8 @@ class DeviceMemoryProbe final : public Probe {
 
 } // namespace
 
-std::unique_ptr<Probe> makeDeviceMemoryProbe() {
-    return std::make_unique<DeviceMemoryProbe>();
+std::unique_ptr<Probe> makeDeviceMemoryProbe(bool lazy) {
+    return std::make_unique<DeviceMemoryProbe>(lazy);
 }
 
 } // namespace leakgate::probes

@@ -1,16 +1,35 @@
 #include "probes/probe.h"
 
-#include "lib/report/units.h"
 #include "leakgate/explain.h"
+#include "lib/report/units.h"
+#include "probes/sentinel_probe.h"
 
 #include <pybind11/pybind11.h>
 
 #include <fmt/format.h>
 
+#include <map>
+#include <unordered_set>
+
 namespace leakgate::probes {
 namespace {
 
 namespace py = pybind11;
+
+// Bytes of the non-host payloads (device, torch) of the sentinels that sit in `garbage`, by kind.
+std::map<std::string, std::int64_t> payloadBytesIn(std::span<PyObject* const> garbage) {
+    std::map<std::string, std::int64_t> bytes;
+    if (!sessionActive()) return bytes;
+    std::unordered_set<PyObject*> saved;
+    for (const TrackedSentinel& sentinel : sentinelRegistry()) {
+        if (sentinel.kind == "host") continue;
+        if (saved.empty()) saved.insert(garbage.begin(), garbage.end());
+        // The collector cleared the weakrefs of what it saved: identity is the test (of a sentinel
+        // alive after the return, read by the sentinel probe, so no other object took its address).
+        if (sentinel.aliveAfterReturn && saved.count(sentinel.identity)) bytes[sentinel.kind] += sentinel.bytes;
+    }
+    return bytes;
+}
 
 class FrameCycleProbe final : public Probe {
   public:
@@ -34,11 +53,18 @@ class FrameCycleProbe final : public Probe {
                 findings.size() == 1
                     ? ""
                     : fmt::format(" ({} instances)", cycles.instances);
+            // sys.getsizeof sees host memory only: device (and torch) payloads of sentinels in this
+            // garbage are said beside it, from the sentinels' own bytes.
+            std::string payloads;
+            for (const auto& [kind, bytes] : payloadBytesIn(garbage)) {
+                result.details["pinned_payload_bytes"][kind] = bytes;
+                payloads += fmt::format(", and {} of {} memory held by sentinels in it", humanBytes(bytes), kind);
+            }
             result.checks.push_back(
                 {"frame-cycle", Status::kFail,
-                 fmt::format("{} frame-cycle shape{}{} in cyclic garbage, {} in all; {}",
+                 fmt::format("{} frame-cycle shape{}{} in cyclic garbage, {} in all{}; {}",
                              findings.size(), findings.size() == 1 ? "" : "s", instances,
-                             humanBytes(cycles.total.bytes), findings.front().summary),
+                             humanBytes(cycles.total.bytes), payloads, findings.front().summary),
                  cycles.total.bytes});
         }
         for (auto& finding : findings)

@@ -36,7 +36,9 @@ std::unique_ptr<Probe> makeSentinelProbe();
 std::vector<std::string> holdersOf(std::span<PyObject* const> objects);
 
 // The device bytes the workload's device sentinels hold after it returned and after a collection
-// (check `device-memory`; `skip` with the reason when CUDA cannot be used).
-std::unique_ptr<Probe> makeDeviceMemoryProbe();
+// (check `device-memory`; `skip` with the reason when CUDA cannot be used). `lazy`: CUDA is not
+// started unless the workload placed a device sentinel (which starts it), so cuMemGetInfo has no
+// reading from before the workload: `scan`, whose scripts rarely place one.
+std::unique_ptr<Probe> makeDeviceMemoryProbe(bool lazy = false);
 
 } // namespace leakgate::probes

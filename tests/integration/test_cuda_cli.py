@@ -140,6 +140,51 @@ class WithTheFakeDriver(unittest.TestCase):
         self.assertEqual(checks_of(report)["launch-real-cyclic-garbage"]["status"], "fail")
 
 
+SCAN_SCRIPT = os.path.join(HERE, "..", "..", "fixtures", "cuda", "scan_device_sentinel_in_cycle.py")
+
+
+def scan(script, **env):
+    environment = dict(os.environ, **env)
+    run = subprocess.run([LEAKGATE, "scan", "--quiet", "--json", "-", "--", script], capture_output=True,
+                         text=True, timeout=300, env=environment)
+    try:
+        return run.returncode, json.loads(run.stdout)
+    except json.JSONDecodeError:
+        raise AssertionError(f"no JSON report (exit {run.returncode}): {run.stderr[-2000:]}")
+
+
+class ScanOfAScriptsOwnSentinels(unittest.TestCase):
+    def test_a_device_sentinel_in_a_frame_cycle_is_measured_and_said_beside_the_cycle(self):
+        code, report = scan(SCAN_SCRIPT, LEAKGATE_LIBCUDA=FAKE_LIBCUDA)
+        self.assertEqual(code, 1)
+        checks = checks_of(report)
+        self.assertEqual(checks["device-memory"]["status"], "fail", checks["device-memory"])
+        self.assertIn("64.0 MiB (67108864 bytes) of device memory pinned until gc.collect()",
+                      checks["device-memory"]["reason"])
+        self.assertIn("freed by the collection", checks["device-memory"]["reason"])
+        self.assertIn("freed-by-gc-only", checks["sentinels"]["reason"])
+        self.assertIn("and 64.0 MiB (67108864 bytes) of device memory held by sentinels in it",
+                      checks["frame-cycle"]["reason"])
+        details = report["results"][0]["details"]
+        self.assertEqual(details["pinned_payload_bytes"], {"device": 64 << 20})
+        self.assertEqual(details["device_memory"]["held_after_return"], 64 << 20)
+        self.assertEqual(details["device_memory"]["held_after_collection"], 0)
+
+    def test_without_a_driver_the_host_sentinel_is_judged_and_cuda_is_not_started(self):
+        code, report = scan(SCAN_SCRIPT, LEAKGATE_LIBCUDA="/nonexistent/libcuda.so.1")
+        self.assertEqual(code, 1)
+        checks = checks_of(report)
+        self.assertEqual(checks["device-memory"]["status"], "skip")
+        self.assertIn("placed no device sentinel", checks["device-memory"]["reason"])
+        self.assertEqual([s["label"] for s in report["results"][0]["sentinels"]], ["host buffer"])
+        self.assertNotIn("device memory", checks["frame-cycle"]["reason"])
+
+    def test_a_script_without_sentinels_has_no_sentinel_checks(self):
+        script = os.path.join(HERE, "..", "..", "fixtures", "scan", "leak_exception_kept_in_local.py")
+        _, report = scan(script, LEAKGATE_LIBCUDA=FAKE_LIBCUDA)
+        self.assertEqual(sorted(checks_of(report)), ["frame-cycle", "retained-frame"])
+
+
 if __name__ == "__main__":
     args = sys.argv[1:]
     LEAKGATE = os.path.abspath(args[args.index("--leakgate") + 1])

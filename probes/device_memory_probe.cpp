@@ -70,7 +70,7 @@ class DeviceMemoryProbe final : public Probe {
     void afterCollection(WorkloadResult& result) override {
         if (lazy_ && cuda::DeviceBuffer::buffersAllocated() == allocatedBefore_) {
             result.checks.push_back({"device-memory", Status::kSkip,
-                                     "the workload placed no device sentinel (CUDA not started)",
+                                     "the workload placed no device sentinel (leakgate did not start CUDA)",
                                      std::nullopt});
             return;
         }

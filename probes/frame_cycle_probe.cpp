@@ -9,7 +9,9 @@
 #include <fmt/format.h>
 
 #include <map>
+#include <string>
 #include <unordered_set>
+#include <vector>
 
 namespace leakgate::probes {
 namespace {
@@ -55,11 +57,13 @@ class FrameCycleProbe final : public Probe {
                     : fmt::format(" ({} instances)", cycles.instances);
             // sys.getsizeof sees host memory only: device (and torch) payloads of sentinels in this
             // garbage are said beside it, from the sentinels' own bytes.
-            std::string payloads;
+            std::vector<std::string> each;
             for (const auto& [kind, bytes] : payloadBytesIn(garbage)) {
                 result.details["pinned_payload_bytes"][kind] = bytes;
-                payloads += fmt::format(", and {} of {} memory held by sentinels in it", humanBytes(bytes), kind);
+                each.push_back(fmt::format("{} of {} memory", humanBytes(bytes), kind));
             }
+            const std::string payloads =
+                each.empty() ? "" : fmt::format(", and {} held by sentinels in it", fmt::join(each, " and "));
             result.checks.push_back(
                 {"frame-cycle", Status::kFail,
                  fmt::format("{} frame-cycle shape{}{} in cyclic garbage, {} in all{}; {}",

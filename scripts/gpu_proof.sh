@@ -4,8 +4,9 @@
 # PYTHON: the CPython to embed (default: python3; a venv's is fine, torch in it is the witness).
 # Builds leakgate in build-gpu/ (tests off), then runs the gate's CUDA checks on the frame-cycle
 # model, the reference runtime and the launch-path models; JSON reports and the log go to OUT_DIR.
-# Where fmt, CLI11 or nlohmann-json are not installed, put their headers under .devicedeps/include
-# (scripts/gpu_deps.sh does that on a Debian machine) and they are used header-only.
+# Where fmt, CLI11, nlohmann-json or toml++ are not installed, put their headers under
+# .devicedeps/include (docs/gpu.md, "The commands": one cp on a Debian machine) and they are used
+# header-only.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 python=${1:-$(command -v python3)}

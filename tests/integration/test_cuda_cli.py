@@ -175,7 +175,7 @@ class ScanOfAScriptsOwnSentinels(unittest.TestCase):
         self.assertEqual(code, 1)
         checks = checks_of(report)
         self.assertEqual(checks["device-memory"]["status"], "skip")
-        self.assertIn("placed no device sentinel", checks["device-memory"]["reason"])
+        self.assertIn("placed no device sentinel (leakgate did not start CUDA)", checks["device-memory"]["reason"])
         self.assertEqual([s["label"] for s in report["results"][0]["sentinels"]], ["host buffer"])
         self.assertNotIn("device memory", checks["frame-cycle"]["reason"])
 

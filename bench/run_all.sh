@@ -43,11 +43,13 @@ if [ -n "$quick" ]; then
     show "$python" bench/gate_bench.py --leakgate "$build_dir/leakgate" --repeat 1
     show "$python" bench/parallel_bench.py --leakgate "$build_dir/leakgate" --pairs 2
     show "$build_dir/bench/leakgate_probe_bench" --benchmark_repetitions=2 --benchmark_min_time=0.1
+    show "$python" bench/lint_bench.py --leakgate "$build_dir/leakgate" --sizes 1,2 --rounds 1
 else
     show "$build_dir/bench/leakgate_scan_bench" --python "$venv/bin/python" --sizes 1e4,1e5,1e6 --repeat 3
     show "$python" bench/detection_bench.py --leakgate "$build_dir/leakgate" --reference-calls 1e6
     show "$python" bench/gate_bench.py --leakgate "$build_dir/leakgate" --repeat 3
     show "$python" bench/parallel_bench.py --leakgate "$build_dir/leakgate" --pairs 5 --soak
     show "$build_dir/bench/leakgate_probe_bench" --benchmark_repetitions=5
+    show "$python" bench/lint_bench.py --leakgate "$build_dir/leakgate" --sizes 1,2,4 --rounds 3
 fi
 show "$python" bench/packer_bench.py

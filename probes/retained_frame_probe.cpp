@@ -59,6 +59,27 @@ class RootNamer {
     std::unordered_map<PyObject*, std::string> names_; // Borrowed keys: modules live on
 };
 
+// The graph of `objects` (gc.get_objects(), which keeps them alive while the graph is used), and
+// each node's references from outside it: a positive count makes the node a root.
+struct HeapGraph {
+    scanner::ObjectGraph graph;
+    std::vector<std::int64_t> external;
+};
+HeapGraph heapGraph(const py::list& objects) {
+    std::vector<PyObject*> heap; // Borrowed references
+    heap.reserve(objects.size());
+    for (py::handle object : objects)
+        heap.push_back(object.ptr());
+    HeapGraph out{scanner::ObjectGraph::build(heap), {}};
+    out.external.resize(out.graph.size());
+    for (scanner::NodeId node = 0; node < out.graph.size(); ++node) {
+        // One reference is the `objects` list's own.
+        out.external[node] =
+            static_cast<std::int64_t>(Py_REFCNT(out.graph.object(node))) - out.graph.inDegree(node) - 1;
+    }
+    return out;
+}
+
 // The frames among `objects` (borrowed) that no thread runs and no generator owns.
 std::vector<PyObject*> framesOutsideCalls(const py::list& objects, size_t* liveFrames) {
     std::unordered_set<PyObject*> executing = executingFrames();
@@ -131,17 +152,7 @@ class RetainedFrameProbe final : public Probe {
             return;
         }
 
-        std::vector<PyObject*> heap; // Borrowed references
-        heap.reserve(objects.size());
-        for (py::handle object : objects)
-            heap.push_back(object.ptr());
-        auto graph = scanner::ObjectGraph::build(heap);
-        std::vector<std::int64_t> external(graph.size());
-        for (scanner::NodeId node = 0; node < graph.size(); ++node) {
-            // One reference is the `objects` list's own.
-            external[node] =
-                static_cast<std::int64_t>(Py_REFCNT(graph.object(node))) - graph.inDegree(node) - 1;
-        }
+        auto [graph, external] = heapGraph(objects);
         std::vector<scanner::NodeId> retainedNodes;
         for (PyObject* frame : retained)
             retainedNodes.push_back(*graph.find(frame));
@@ -171,16 +182,7 @@ class RetainedFrameProbe final : public Probe {
 
 std::vector<std::string> holdersOf(std::span<PyObject* const> objects) {
     py::list tracked = py::module_::import("gc").attr("get_objects")();
-    std::vector<PyObject*> heap; // Borrowed references: `tracked` keeps them alive
-    heap.reserve(tracked.size());
-    for (py::handle object : tracked)
-        heap.push_back(object.ptr());
-    auto graph = scanner::ObjectGraph::build(heap);
-    std::vector<std::int64_t> external(graph.size());
-    for (scanner::NodeId node = 0; node < graph.size(); ++node) {
-        // One reference is the `tracked` list's own.
-        external[node] = static_cast<std::int64_t>(Py_REFCNT(graph.object(node))) - graph.inDegree(node) - 1;
-    }
+    auto [graph, external] = heapGraph(tracked);
     const scanner::ObjectGraph::Reverse reverse = graph.reverse();
     RootNamer namer;
     std::vector<std::string> holders;

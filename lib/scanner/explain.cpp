@@ -323,17 +323,26 @@ std::optional<Culprit> findCulprit(const ObjectGraph& graph, const Components& c
         for (size_t i = 0; i < frames.size(); ++i)
             frames[i] = byDepth[i].second;
     }
-    // Whether the code of `frame` names the attribute that the cycle's second edge reads
-    // (`self` -> `.exception_history`): the code that puts something there, where several frames
-    // hold the same `self`.
+    // Whether the code of `frame` names the attribute that the cycle reads first after the
+    // closing local (`self` -> `.exception_history`; through the instance's `__dict__` on 3.10):
+    // the code that puts something there, where several frames hold the same `self`.
     auto namesSecondAttribute = [&](NodeId frame, const std::vector<NodeId>& cycle) {
-        if (cycle.size() < 3) return false;
-        EdgeLabel second = labelEdge(graph.object(cycle[1]), graph.object(cycle[2]));
-        if (second.kind != "attribute" || !second.label.starts_with(".")) return false;
+        size_t at = 1;
+        bool throughDict = false;
+        EdgeLabel second;
+        for (; at + 1 < cycle.size(); ++at) {
+            second = labelEdge(graph.object(cycle[at]), graph.object(cycle[at + 1]));
+            if (second.kind != "__dict__") break;
+            throughDict = true;
+        }
+        if (at + 1 >= cycle.size()) return false;
+        std::string attribute;
+        if (second.kind == "attribute" && second.label.starts_with(".")) attribute = second.label.substr(1);
+        if (throughDict && second.kind == "item") attribute = second.name; // the __dict__'s key
+        if (attribute.empty()) return false;
         OwnedRef code = python::frameCode(reinterpret_cast<PyFrameObject*>(graph.object(frame)));
         PyObject* names = code ? reinterpret_cast<PyCodeObject*>(code.get())->co_names : nullptr;
         if (!names || !PyTuple_Check(names)) return false;
-        const std::string attribute = second.label.substr(1);
         for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(names); ++i) {
             const char* name = PyUnicode_AsUTF8(PyTuple_GET_ITEM(names, i));
             if (name && attribute == name) return true;

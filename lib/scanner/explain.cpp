@@ -787,7 +787,6 @@ std::vector<Finding> explainRetainedFrames(const RetainedFrames& input) {
         // A path through another retained frame means this one is pinned by that frame (its
         // f_back chain) and is reported with it.
         const std::vector<NodeId> path = pathFromRoot(reverse, input.external, frame);
-        const std::optional<NodeId> root = path.empty() ? std::nullopt : std::optional(path.front());
         bool pinnedByAnother =
             std::any_of(path.begin(), path.end() - (path.empty() ? 0 : 1),
                         [&](NodeId node) { return isRetained[node] && node != frame; });
@@ -797,7 +796,7 @@ std::vector<Finding> explainRetainedFrames(const RetainedFrames& input) {
         finding.kind = "retained-frame";
         PyObject* object = heap.object(frame);
         setPinnedChain(finding, object);
-        finding.root = root ? input.nameRoot(heap.object(*root)) : "an unknown holder";
+        finding.root = path.empty() ? "an unknown holder" : input.nameRoot(heap.object(path.front()));
         finding.path = labelPath(heap, path);
         finding.locals = namesOnPath(finding.path);
         OwnedRef code = python::frameCode(reinterpret_cast<PyFrameObject*>(object));

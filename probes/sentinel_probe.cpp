@@ -52,8 +52,9 @@ std::vector<Holder> holdersOfNeverFreed(const std::vector<const TrackedSentinel*
     const std::vector<std::string> routes = holdersOf(objects);
     std::map<std::string, Holder> byShape;
     for (size_t i = 0; i < routes.size(); ++i) {
-        Holder& holder = byShape[routeShape(routes[i])];
-        holder.route = routeShape(routes[i]);
+        const std::string shape = routeShape(routes[i]);
+        Holder& holder = byShape[shape];
+        holder.route = shape;
         ++holder.sentinels;
         holder.bytes += neverFreed[i]->bytes;
     }

@@ -326,7 +326,7 @@ std::optional<Culprit> findCulprit(const ObjectGraph& graph, const Components& c
     // Whether the code of `frame` names the attribute that the cycle reads first after the
     // closing local (`self` -> `.exception_history`; through the instance's `__dict__` on 3.10):
     // the code that puts something there, where several frames hold the same `self`.
-    auto namesSecondAttribute = [&](NodeId frame, const std::vector<NodeId>& cycle) {
+    auto namesFirstAttribute = [&](NodeId frame, const std::vector<NodeId>& cycle) {
         size_t at = 1;
         bool throughDict = false;
         EdgeLabel second;
@@ -365,7 +365,7 @@ std::optional<Culprit> findCulprit(const ObjectGraph& graph, const Components& c
                 auto cycle = pathWithin(graph, components, frame, next, frame);
                 if (cycle.empty()) continue;
                 Culprit found{frame, std::move(cycle), true, std::move(label)};
-                if (namesSecondAttribute(frame, found.cycle)) return found;
+                if (namesFirstAttribute(frame, found.cycle)) return found;
                 if (!innermost) innermost = std::move(found);
                 break;
             }

@@ -314,6 +314,10 @@ int run(int argc, char** argv) {
         ->type_name("EXTRA")
         ->expected(1)
         ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+    bisectCommand->add_option("--installer", bisect.installer,
+                              "What installs each release from the wheelhouse: auto (default: uv when "
+                              "$LEAKGATE_UV or PATH has it, else pip), uv or pip")
+        ->check(CLI::IsMember({"auto", "uv", "pip"}));
     bisectCommand->add_option("--target", bisect.gate.target,
                               "The target for every version: cute (default), triton, cupy, jax, warp or a file");
     bisectCommand->add_option("--checks", bisectChecks, "Checks or workloads (default decorate,import)");

@@ -123,6 +123,7 @@ BisectReport runBisect(const BisectOptions& requested) {
             "build-{0}/leakgate bisect",
             options.pythonVersion, python::embeddedPythonVersion()));
     }
+    const Installer installer = chooseInstaller(options.installer);
     const VersionSelection releases = releasesToGate(options);
 
     BisectReport report;
@@ -150,7 +151,7 @@ BisectReport runBisect(const BisectOptions& requested) {
                 GateOptions gate = options.gate;
                 gate.target = report.target;
                 gate.python = ensureReleaseEnvironment({options.package, options.extras, row.version},
-                                                       options.installTimeout);
+                                                       options.installTimeout, installer);
                 row.report = runGate(gate);
                 for (const auto& result : row.report->results) {
                     if (result.role != "target") continue;

@@ -25,6 +25,7 @@ struct BisectOptions {
     int shard = 1, shards = 1;         // --shard I/N: the I-th of every N releases (1-based)
     GateOptions gate; // target (default cute), checks and budgets; python is set per version
     std::chrono::seconds installTimeout{1800};
+    std::string installer = "auto"; // --installer: auto (uv when found, else pip), uv or pip
 };
 
 LEAKGATE_API BisectReport runBisect(const BisectOptions& options);

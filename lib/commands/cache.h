@@ -16,6 +16,7 @@ namespace leakgate {
 struct CachedVenv {
     std::string name; // nvidia-cutlass-dsl-4.6.1-py3.11
     std::uintmax_t bytes = 0;
+    std::uintmax_t linkedBytes = 0; // of its files with another hard link (uv's cache, another venv)
     bool ready = false; // false: a half-made venv of an interrupted run
     std::filesystem::file_time_type lastUsed; // the last bisect that used it (or its making)
 };
@@ -26,14 +27,17 @@ struct CacheContents {
     std::size_t wheelFiles = 0;
     std::size_t environmentFiles = 0; // interpreters' environments (pythonEnvironment)
     std::uintmax_t environmentBytes = 0;
+    std::uintmax_t uvBytes = 0;       // uv's cache (uv/), where the venvs' hard links point
     std::uintmax_t otherBytes = 0; // the tests' tools and anything else under dir
-    std::uintmax_t totalBytes() const;
+    std::uintmax_t uniqueBytes = 0; // the disk all of it takes: a file of several links once
+    std::uintmax_t totalBytes() const { return uniqueBytes; }
 };
 LEAKGATE_API CacheContents readCache();
 
-// `leakgate cache prune`: removes venvs, the interpreters' kept environments and the
-// wheelhouse's files (unless keepWheels), only those unused (venvs) or unwritten (files) for
-// `olderThanDays` when it is set. Returns the names removed and the bytes freed.
+// `leakgate cache prune`: removes venvs, the interpreters' kept environments, and the
+// wheelhouse's files and uv's cache (unless keepWheels), only those unused (venvs) or unwritten
+// (files; uv's cache by its newest entry) for `olderThanDays` when it is set. Returns the names
+// removed and the bytes freed (a file still linked from what stays is not freed).
 struct PruneOptions {
     bool keepWheels = false;
     std::optional<double> olderThanDays;

@@ -117,12 +117,73 @@ python::Environment pythonEnvironment(const std::string& executable) {
     return env;
 }
 
+namespace {
+
+// `uv --version` of `executable` ("uv 0.13.9"), or nothing when it does not run as uv.
+std::optional<std::string> uvVersion(const std::string& executable) {
+    auto version = run({executable, "--version"}, std::chrono::seconds(60));
+    std::smatch match;
+    if (!succeeded(version) || !std::regex_search(version.stdoutText, match, std::regex("^uv [0-9][^ \\n]*")))
+        return std::nullopt;
+    return match.str(0);
+}
+
+// The offline install of `requirement` into `venvPython` from the wheelhouse.
+std::vector<std::string> installCommand(const Installer& installer, const std::string& venvPython,
+                                        const fs::path& wheels, const std::string& requirement) {
+    if (installer.kind == Installer::Kind::kPip)
+        return pip(venvPython, {"install", "--no-index", "--find-links", wheels.string(), requirement});
+    // No configuration file of the user's or of the working directory's project, no index, no
+    // network; files hard-linked from uv's cache in leakgate's (the same filesystem as the venvs).
+    return {installer.uv,     "pip",         "install", "--quiet",           "--no-config",
+            "--offline",      "--no-index",  "--find-links", wheels.string(), "--cache-dir",
+            (cacheDir() / "uv").string(), "--link-mode", "hardlink", "--python", venvPython,
+            requirement};
+}
+
+// What the installer says went wrong: pip's last ERROR: line, uv's first `×` line, then the tail.
+std::string installFailure(const Installer& installer, const worker::ProcessOutcome& outcome) {
+    if (installer.kind == Installer::Kind::kPip) return pipFailure(outcome);
+    std::string summary = outcome.timedOut ? "timed out" : "";
+    std::stringstream lines(outcome.stdoutText + outcome.stderrTail);
+    for (std::string line; summary.empty() && std::getline(lines, line);)
+        if (line.starts_with("\u00d7 ") || line.starts_with("error: ")) summary = line;
+    return summary.empty() ? tail(outcome) : summary + "\n" + tail(outcome);
+}
+
+} // namespace
+
+Installer chooseInstaller(const std::string& name) {
+    if (name == "pip") return {};
+    if (name != "auto" && name != "uv")
+        throw UsageError(fmt::format("--installer {}: auto, uv or pip", name));
+    const char* named = std::getenv("LEAKGATE_UV");
+    std::string executable = named && *named ? named : "";
+    if (executable.empty()) {
+        try {
+            executable = python::resolveExecutable("uv");
+        } catch (const UsageError&) {
+        }
+    }
+    std::optional<std::string> version;
+    if (!executable.empty()) version = uvVersion(executable);
+    if (version) return {Installer::Kind::kUv, executable, *version};
+    if (name == "uv" || (named && *named)) {
+        throw UsageError(fmt::format(
+            "--installer {}: {}; install it (pip install uv) and put it on PATH or name it in LEAKGATE_UV, "
+            "or use --installer pip",
+            name, named && *named ? fmt::format("LEAKGATE_UV={} does not run as uv", named) : "no uv on PATH"));
+    }
+    return {};
+}
+
 std::string requirementOf(const Release& release) {
     if (release.extras.empty()) return fmt::format("{}=={}", release.package, release.version);
     return fmt::format("{}[{}]=={}", release.package, fmt::join(release.extras, ","), release.version);
 }
 
-std::string ensureReleaseEnvironment(const Release& release, std::chrono::seconds timeout) {
+std::string ensureReleaseEnvironment(const Release& release, std::chrono::seconds timeout,
+                                     const Installer& installer) {
     const std::string pythonVersion = python::embeddedPythonVersion();
     const std::string extras = release.extras.empty() ? "" : fmt::format("+{}", fmt::join(release.extras, "+"));
     const fs::path venv = cacheDir() / "venvs" /
@@ -134,8 +195,8 @@ std::string ensureReleaseEnvironment(const Release& release, std::chrono::second
         fs::last_write_time(venv / kReadyMarker, fs::file_time_type::clock::now(), ignored);
         return venvPython;
     }
-    log::info("making the environment for {} (Python {}) in {}", requirementOf(release), pythonVersion,
-              venv.string());
+    log::info("making the environment for {} (Python {}) in {} with {}", requirementOf(release), pythonVersion,
+              venv.string(), installer.kind == Installer::Kind::kUv ? installer.version : "pip");
     fs::remove_all(venv); // a half-made venv from an interrupted run
     fs::create_directories(wheels);
     // A venv that could not be made whole is removed: a release that cannot be installed leaves
@@ -148,16 +209,16 @@ std::string ensureReleaseEnvironment(const Release& release, std::chrono::second
         }
     } cleanup{venv};
     std::vector<std::string> makeVenv{python::buildPythonExecutable(), "-m", "venv", venv.string()};
-    if (pipInstallsElsewhere()) makeVenv.insert(makeVenv.begin() + 3, "--without-pip");
+    if (installer.kind == Installer::Kind::kUv || pipInstallsElsewhere())
+        makeVenv.insert(makeVenv.begin() + 3, "--without-pip");
     auto made = run(makeVenv, timeout);
     if (!succeeded(made))
         throw EnvironmentError(fmt::format("cannot make a venv at {}: {}", venv.string(), tail(made)));
     const std::string requirement = requirementOf(release);
     // Wheels are kept in the cache's wheelhouse (PyPI's responses here are not cacheable by
     // pip's own cache): install from it, and download into it only what is missing.
-    std::vector<std::string> offline{"install", "--no-index", "--find-links", wheels.string(),
-                                     requirement};
-    auto installed = run(pip(venvPython, offline), timeout);
+    const std::vector<std::string> offline = installCommand(installer, venvPython, wheels, requirement);
+    auto installed = run(offline, timeout);
     if (!succeeded(installed)) {
         // Downloaded into a directory of its own, then each wheel moved in whole (rename): a
         // bisect -j installs releases that share dependencies at the same time, and a pip reading
@@ -178,9 +239,10 @@ std::string ensureReleaseEnvironment(const Release& release, std::chrono::second
             throw EnvironmentError(fmt::format("cannot download {} for Python {}: {}", requirement,
                                                pythonVersion, pipFailure(downloaded)));
         }
-        installed = run(pip(venvPython, offline), timeout);
+        installed = run(offline, timeout);
         if (!succeeded(installed)) {
-            throw EnvironmentError(fmt::format("cannot install {}: {}", requirement, pipFailure(installed)));
+            throw EnvironmentError(
+                fmt::format("cannot install {}: {}", requirement, installFailure(installer, installed)));
         }
     }
     std::ofstream(venv / kReadyMarker) << requirement << "\n";

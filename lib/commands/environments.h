@@ -1,12 +1,14 @@
-// Release environments: one venv per (package, extras, version, Python major.minor), made with pip in
-// leakgate's cache so that a machine downloads each release once. The venvs use the Python this
-// build embeds, so `--python <venv>/bin/python` always matches it.
+// Release environments: one venv per (package, extras, version, Python major.minor), made in
+// leakgate's cache from its wheelhouse (pip downloads each release once) by uv where there is one
+// (its files hard-linked from uv's cache) or pip. The venvs use the Python this build embeds, so
+// `--python <venv>/bin/python` always matches it.
 #pragma once
 
 #include "lib/python/environment.h"
 
 #include <chrono>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -34,10 +36,25 @@ struct Release {
 // "nvidia-cutlass-dsl[cu13]==4.6.1"
 std::string requirementOf(const Release& release);
 
+// What installs a release into its venv from the wheelhouse (bisect --installer). uv makes a
+// venv of nvidia-cutlass-dsl 4.6.1 in 0.2 s from a warm uv cache and 1.7 s from a cold one,
+// against pip's 7.3 s (bench/venv_bench.py), and its files are hard links into uv's cache (in
+// leakgate's: `uv/`), so venvs of releases that share wheels share their disk.
+struct Installer {
+    enum class Kind { kPip, kUv } kind = Kind::kPip;
+    std::string uv;      // the uv executable, for kUv
+    std::string version; // "uv 0.13.9", for kUv
+};
+// --installer auto: uv when one is found ($LEAKGATE_UV, else `uv` on PATH), else pip; "uv" needs
+// one (a UsageError that says how to get it), "pip" is pip. A UsageError for any other name.
+Installer chooseInstaller(const std::string& name);
+
 // The interpreter of a venv holding the release, made if missing (its venv's name carries the
-// extras: nvidia-cutlass-dsl-4.6.1+cu13-py3.11). Throws EnvironmentError (with the tail of pip's
-// output) when it cannot be made.
-std::string ensureReleaseEnvironment(const Release& release, std::chrono::seconds timeout);
+// extras: nvidia-cutlass-dsl-4.6.1+cu13-py3.11). Missing wheels are downloaded by pip into the
+// wheelhouse, then the installer installs offline from it. Throws EnvironmentError (with the
+// tail of the installer's output) when it cannot be made.
+std::string ensureReleaseEnvironment(const Release& release, std::chrono::seconds timeout,
+                                     const Installer& installer = {});
 
 // Every release of `package` on the index, as pip lists them (pip index versions; with `pre`,
 // pre- and dev-releases too). lib/commands/versions.h orders them.

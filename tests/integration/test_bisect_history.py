@@ -21,6 +21,7 @@ sys.path.insert(0, os.path.join(ROOT, "fixtures", "history"))
 sys.path.insert(0, HERE)
 import make_history  # noqa: E402
 import test_junit_schema  # noqa: E402  its xmlschema venv and junit-10.xsd
+from tool_venv import tool_venv  # noqa: E402
 
 TARGET = os.path.join(ROOT, "fixtures", "history", "history_target.py")
 # The culprit's function as the frame names it: its qualified name from 3.11 (co_qualname).
@@ -29,18 +30,18 @@ LEAKGATE = None
 WORK = None  # the temporary directory: wheels/ and cache/
 
 
-def leakgate(*args):
-    env = dict(os.environ, LEAKGATE_CACHE_DIR=os.path.join(WORK, "cache"), PIP_NO_INDEX="1",
-               PIP_FIND_LINKS=os.path.join(WORK, "wheels"), NO_COLOR="1")
+def leakgate(*args, cache="cache", **variables):
+    env = dict(os.environ, LEAKGATE_CACHE_DIR=os.path.join(WORK, cache), PIP_NO_INDEX="1",
+               PIP_FIND_LINKS=os.path.join(WORK, "wheels"), NO_COLOR="1", **variables)
     return subprocess.run([LEAKGATE, *args], capture_output=True, text=True, timeout=900, env=env)
 
 
-def bisect(*args):
+def bisect(*args, **keywords):
     out = os.path.join(WORK, "bisect.json")
     if os.path.exists(out):
         os.remove(out)
     run = leakgate("bisect", "--package", make_history.DIST, "--target", TARGET, "--checks", "decorate",
-                   "--json", out, *args)
+                   "--json", out, *args, **keywords)
     report = None
     if os.path.exists(out):
         with open(out) as report_file:
@@ -215,6 +216,41 @@ class Junit(unittest.TestCase):
         properties = {p.get("name"): p.get("value") for p in suites["leakgate.bisect.1.1.history_target"].iter("property")}
         self.assertTrue(properties["transition.decorate-frame-cycle"].startswith("regressed from 1.0: pass -> fail"),
                         properties)
+
+
+class Installers(unittest.TestCase):
+    """uv (from PyPI, in the tests' tool venvs) and pip make venvs that the gate judges alike."""
+
+    def test_uv_and_pip_give_the_same_matrix_and_uv_links_its_cache(self):
+        directory, why = tool_venv("uv")
+        if directory is None:
+            self.skipTest(f"uv could not be installed from PyPI: {why}")
+        uv = os.path.join(directory, "bin", "uv")
+        runs = {}
+        for installer in ("pip", "uv"):
+            run, report = bisect("--versions", "1.0,1.1,1.2,1.3", "--installer", installer, cache=f"cache-{installer}",
+                                 LEAKGATE_UV=uv)
+            self.assertEqual(run.returncode, 1, run.stderr)
+            self.assertIn(f"with {'pip' if installer == 'pip' else 'uv '}", run.stderr)
+            runs[installer] = report
+        self.assertEqual(matrix(runs["uv"]), matrix(runs["pip"]))
+        listed = leakgate("cache", "list", cache="cache-uv")
+        self.assertIn("uv's cache: ", listed.stdout)
+        venv = next(line.split() for line in listed.stdout.splitlines() if line.startswith(f"{make_history.DIST}-1.1-"))
+        self.assertNotEqual(venv[3], "0", listed.stdout)  # linked: its files are uv's cache's
+        pruned = leakgate("cache", "prune", cache="cache-uv")
+        self.assertIn("removed uv\n", pruned.stdout)
+        self.assertFalse(os.path.exists(os.path.join(WORK, "cache-uv", "uv")))
+
+    def test_a_uv_that_is_not_there_is_a_usage_error_that_installs_nothing(self):
+        for variables, message in [({"LEAKGATE_UV": "/bin/false"}, "LEAKGATE_UV=/bin/false does not run as uv"),
+                                   ({"LEAKGATE_UV": "", "PATH": "/usr/bin:/bin"}, "no uv on PATH")]:
+            with self.subTest(message=message):
+                run, report = bisect("--versions", "1.0", "--installer", "uv", cache="cache-none", **variables)
+                self.assertEqual(run.returncode, 2, run.stderr)
+                self.assertIn(message, run.stderr)
+                self.assertIsNone(report)
+                self.assertFalse(os.path.exists(os.path.join(WORK, "cache-none", "venvs")))
 
 
 class Cache(unittest.TestCase):

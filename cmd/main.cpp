@@ -330,6 +330,10 @@ int run(int argc, char** argv) {
     bisectCommand->add_option("--junit", output.junit,
                               "Write a JUnit XML report to FILE: a suite per release and role, its "
                               "transitions as properties");
+    bisectCommand->add_option("--sarif", output.sarif,
+                              "Write a SARIF 2.1.0 report to FILE ('-' for stdout): a run per release, each its own category");
+    bisectCommand->add_option("--html", output.html,
+                              "Write an HTML page to FILE: the matrix, the transitions, each release's findings");
     bisectCommand->add_option("--timeout", timeoutSeconds, "Seconds before a worker is killed")
         ->check(kPositive);
     bisectCommand->add_option("--soak-seconds", bisect.gate.soakSeconds,
@@ -348,6 +352,8 @@ int run(int argc, char** argv) {
     mergeCommand->add_option("reports", mergeFiles, "bisect --json reports")->required()->type_name("FILE");
     mergeCommand->add_option("--json", output.json, "Write the joined JSON report to FILE ('-' for stdout)");
     mergeCommand->add_option("--junit", output.junit, "Write the joined JUnit XML report to FILE");
+    mergeCommand->add_option("--sarif", output.sarif, "Write the joined SARIF 2.1.0 report to FILE (a run per release)");
+    mergeCommand->add_option("--html", output.html, "Write the joined report as an HTML page to FILE");
     mergeCommand->add_flag("-q,--quiet", output.quiet, "No text report");
     addColorOptions(mergeCommand, output);
 

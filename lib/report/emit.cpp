@@ -98,11 +98,11 @@ int emit(const Report& report, const Outputs& outputs) {
 }
 
 int emit(const BisectReport& report, const Outputs& outputs) {
-    if (!outputs.sarif.empty() || !outputs.html.empty())
-        throw UsageError("bisect writes its table as text, JSON and JUnit only");
     std::vector<FileWriter> files;
     if (!outputs.json.empty()) files.push_back({outputs.json, [&] { return formatBisectJson(report); }});
     if (!outputs.junit.empty()) files.push_back({outputs.junit, [&] { return formatBisectJunit(report); }});
+    if (!outputs.sarif.empty()) files.push_back({outputs.sarif, [&] { return formatBisectSarif(report); }});
+    if (!outputs.html.empty()) files.push_back({outputs.html, [&] { return formatBisectHtml(report); }});
     return write(
         outputs, [&](const TextOptions& options) { return formatBisectText(report, options); }, files,
         report.exitCode());

@@ -31,7 +31,7 @@ LEAKGATE_API void checkOutputs(const Outputs& outputs, const std::vector<std::st
 
 // Writes the report; a file that cannot be written is said on stderr and costs neither the
 // results nor the other files. Returns the exit code: the report's, or kErrored when a file
-// failed. `bisect` has a JSON writer only; other files asked of it are a UsageError.
+// failed. A bisect (and a merge) writes every format too, from the matrix of its releases.
 LEAKGATE_API int emit(const Report& report, const Outputs& outputs);
 LEAKGATE_API int emit(const BisectReport& report, const Outputs& outputs);
 

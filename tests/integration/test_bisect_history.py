@@ -14,6 +14,7 @@ import sys
 import tempfile
 import unittest
 import xml.etree.ElementTree as ElementTree
+from html.parser import HTMLParser
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.normpath(os.path.join(HERE, "..", ".."))
@@ -21,6 +22,7 @@ sys.path.insert(0, os.path.join(ROOT, "fixtures", "history"))
 sys.path.insert(0, HERE)
 import make_history  # noqa: E402
 import test_junit_schema  # noqa: E402  its xmlschema venv and junit-10.xsd
+import test_sarif_schema  # noqa: E402  the SARIF 2.1.0 schema and its validation
 from tool_venv import tool_venv  # noqa: E402
 
 TARGET = os.path.join(ROOT, "fixtures", "history", "history_target.py")
@@ -216,6 +218,97 @@ class Junit(unittest.TestCase):
         properties = {p.get("name"): p.get("value") for p in suites["leakgate.bisect.1.1.history_target"].iter("property")}
         self.assertTrue(properties["transition.decorate-frame-cycle"].startswith("regressed from 1.0: pass -> fail"),
                         properties)
+
+
+class PageText(HTMLParser):
+    """The text of a page, its <details> summaries apart."""
+
+    def __init__(self):
+        super().__init__()
+        self.text, self.summaries, self._in_summary = [], [], False
+
+    def handle_starttag(self, tag, attrs):
+        self._in_summary = self._in_summary or tag == "summary"
+
+    def handle_endtag(self, tag):
+        if tag == "summary":
+            self._in_summary = False
+
+    def handle_data(self, data):
+        self.text.append(data)
+        if self._in_summary:
+            self.summaries.append(data)
+
+
+class SarifAndHtml(unittest.TestCase):
+    """bisect and merge write SARIF (a run per release) and an HTML page, from the same matrix."""
+
+    def written(self, command, *args):
+        paths = {kind: os.path.join(WORK, f"{command}.{kind}") for kind in ("sarif", "html", "json")}
+        for path in paths.values():
+            if os.path.exists(path):
+                os.remove(path)
+        run = leakgate(command, *args, "-q", "--sarif", paths["sarif"], "--html", paths["html"], "--json", paths["json"])
+        self.assertEqual(run.returncode, 1, run.stderr)
+        with open(paths["sarif"]) as sarif, open(paths["html"]) as html, open(paths["json"]) as report:
+            return json.load(sarif), html.read(), json.load(report), paths["sarif"]
+
+    def check_sarif(self, sarif, path, versions):
+        directory, why = tool_venv("jsonschema")
+        if directory is None:
+            self.skipTest(f"jsonschema could not be installed from PyPI: {why}")
+        check = subprocess.run([os.path.join(directory, "bin", "python"), "-c", test_sarif_schema.VALIDATE,
+                                test_sarif_schema.SCHEMA, path], capture_output=True, text=True, timeout=120)
+        self.assertEqual(check.returncode, 0, check.stdout + check.stderr)
+        runs = {run["properties"]["release"]: run for run in sarif["runs"]}
+        self.assertEqual(list(runs), versions)
+        ids = [run["automationDetails"]["id"] for run in sarif["runs"]]
+        self.assertEqual(ids, [f"leakgate/bisect/{make_history.DIST}/{v}/" for v in versions])
+        failing = runs["1.1"]
+        self.assertIn("frame-cycle", {r["ruleId"] for r in failing["results"]})
+        self.assertEqual({r["properties"]["release"] for r in failing["results"]}, {"1.1"})
+        regressed = {t["check"]: t for t in failing["properties"]["transitions"]}
+        self.assertEqual(regressed["decorate-frame-cycle"]["kind"], "regressed")
+        self.assertEqual(regressed["decorate-frame-cycle"]["culpritAfter"], KERNEL)
+        self.assertEqual(runs["1.0"]["results"], [])
+        errored = runs["1.2"]["invocations"][0]
+        self.assertFalse(errored["executionSuccessful"])
+        self.assertEqual(errored["toolExecutionNotifications"][0]["descriptor"]["id"], "release-error")
+        self.assertIn("No matching distribution found", errored["toolExecutionNotifications"][0]["message"]["text"])
+
+    def check_html(self, html, report):
+        page = PageText()
+        page.feed(html)
+        text = " ".join("".join(page.text).split())
+        for version in report["versions"]:
+            self.assertIn(version["version"], text)
+        self.assertIn(f"Transitions ({len(report['transitions'])})", text)
+        self.assertIn("1.0 \u2192 1.1", text)
+        self.assertIn(f"culprit {KERNEL}", text)
+        self.assertIn("No matching distribution found", text)  # 1.2's error, in its row
+        failing = next(v for v in report["versions"] if v["version"] == "1.1")["report"]
+        count = sum(len(r["findings"]) for r in failing["results"] if r["role"] == "target")
+        self.assertGreater(count, 0)
+        self.assertIn(f"1.1: {count} finding{'' if count == 1 else 's'}", " ".join("".join(page.summaries).split()))
+        self.assertNotIn("<script", html)
+
+    def test_bisect_writes_both(self):
+        sarif, html, report, path = self.written("bisect", "--package", make_history.DIST, "--target", TARGET,
+                                                 "--checks", "decorate", "--versions", "1.0,1.1,1.2")
+        self.check_sarif(sarif, path, ["1.0", "1.1", "1.2"])
+        self.check_html(html, report)
+
+    def test_merge_writes_both_from_the_shards(self):
+        parts = []
+        for index in ("1/2", "2/2"):
+            run, part = bisect("--versions", "1.0,1.1,1.2", "--shard", index)
+            path = os.path.join(WORK, f"formats-shard{index[0]}.json")
+            with open(path, "w") as out:
+                json.dump(part, out)
+            parts.append(path)
+        sarif, html, report, path = self.written("merge", *parts)
+        self.check_sarif(sarif, path, ["1.0", "1.1", "1.2"])
+        self.check_html(html, report)
 
 
 class Installers(unittest.TestCase):

@@ -6,6 +6,7 @@
 #include "lib/report/writers/text.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cmath>
@@ -944,6 +945,151 @@ std::string formatHtml(const Report& report) {
 
     out += sentinelsHtml(report);
     out += errorsHtml(report);
+    out += "</main>\n</body>\n</html>\n";
+    return out;
+}
+
+namespace {
+
+// ---- a bisect: the matrix, the transitions, each release's findings ----
+
+std::string bisectPackage(const BisectReport& report) {
+    return report.extras.empty() ? report.package
+                                 : fmt::format("{}[{}]", report.package, fmt::join(report.extras, ","));
+}
+
+std::string culpritHtml(const std::string& culprit) {
+    return culprit.empty() ? std::string("&ndash;") : fmt::format("<code>{}</code>", esc(culprit));
+}
+
+// Release by check, oldest first, with the culprits a release's failing checks blame.
+std::string bisectMatrixHtml(const BisectReport& report) {
+    std::string out = "<h2>Releases</h2>\n<div class=\"scroll\"><table><tr><th>release</th>";
+    for (const auto& check : report.checks)
+        out += fmt::format(R"(<th class="mono">{}</th>)", esc(check));
+    out += "<th>culprit</th></tr>\n";
+    for (const auto& row : report.rows) {
+        out += fmt::format(R"(<tr><td class="mono">{}</td>)", esc(row.version));
+        if (row.error) {
+            out += fmt::format(R"(<td colspan="{}">{} {}</td><td>&ndash;</td></tr>)",
+                               report.checks.size(), badge("error", "error"), foldedProse(*row.error, "the rest"));
+            out += "\n";
+            continue;
+        }
+        std::vector<std::string> culprits;
+        for (const auto& check : report.checks) {
+            auto cell = row.cells.find(check);
+            if (cell == row.cells.end()) {
+                out += "<td>&ndash;</td>";
+                continue;
+            }
+            out += fmt::format("<td>{}</td>", badge(statusClass(cell->second.status), toString(cell->second.status)));
+            const std::string& culprit = cell->second.culprit;
+            if (!culprit.empty() && std::find(culprits.begin(), culprits.end(), culprit) == culprits.end())
+                culprits.push_back(culprit);
+        }
+        std::string named;
+        for (const auto& culprit : culprits)
+            named += (named.empty() ? "" : ", ") + culpritHtml(culprit);
+        out += fmt::format("<td>{}</td></tr>\n", named.empty() ? "&ndash;" : named);
+    }
+    out += "</table></div>\n<table><tr><th>check</th><th>first bad</th><th>first good</th></tr>";
+    for (const auto& check : report.checks) {
+        auto bad = report.firstBad.find(check);
+        auto good = report.firstGood.find(check);
+        out += fmt::format(R"(<tr><td class="mono">{}</td><td class="mono">{}</td><td class="mono">{}</td></tr>)",
+                           esc(check), bad == report.firstBad.end() ? "&ndash;" : esc(bad->second),
+                           good == report.firstGood.end() ? "&ndash;" : esc(good->second));
+    }
+    return out + "</table>\n";
+}
+
+std::string bisectTransitionsHtml(const BisectReport& report) {
+    std::string out = fmt::format("<h2>Transitions ({})</h2>\n", report.transitions.size());
+    if (report.transitions.empty())
+        return out + "<p>None: every check kept its verdict and culprit.</p>\n";
+    out += fmt::format(R"(<p class="meta">Consecutive releases with a verdict, in PEP 440 order{}.</p>)",
+                       report.versionOrder.empty() ? "" : " (" + esc(report.versionOrder) + ")");
+    out += "\n<ul>\n";
+    for (const auto& transition : report.transitions) {
+        out += fmt::format(R"(<li><strong class="mono">{} &rarr; {}</strong>)", esc(transition.from), esc(transition.to));
+        if (!transition.across.empty()) {
+            std::string across;
+            for (const auto& version : transition.across)
+                across += (across.empty() ? "" : ", ") + fmt::format("<code>{}</code>", esc(version));
+            out += fmt::format(" across {} (no verdict there)", across);
+        }
+        out += "<ul>";
+        for (const auto& change : transition.changes) {
+            const std::string kind = changeKind(change);
+            out += fmt::format(R"(<li>{} <code>{}</code>: {} &rarr; {})",
+                               badge(kind == "regressed" ? "fail" : kind == "fixed" ? "pass" : "skip", kind),
+                               esc(change.check), esc(toString(change.before.status)),
+                               esc(toString(change.after.status)));
+            if (kind == "regressed" && !change.after.culprit.empty())
+                out += ", culprit " + culpritHtml(change.after.culprit);
+            else if (kind == "fixed" && !change.before.culprit.empty())
+                out += " (was " + culpritHtml(change.before.culprit) + ")";
+            else if (kind == "culprit")
+                out += ", culprit " + culpritHtml(change.before.culprit) + " &rarr; " + culpritHtml(change.after.culprit);
+            out += "</li>";
+        }
+        out += "</ul></li>\n";
+    }
+    return out + "</ul>\n";
+}
+
+// Each release's target findings, folded: the page of one gate, release by release.
+std::string bisectFindingsHtml(const BisectReport& report) {
+    std::string out;
+    int id = 0;
+    for (const auto& row : report.rows) {
+        if (!row.report) continue;
+        std::string findings, errors;
+        int count = 0;
+        for (const auto& result : row.report->results) {
+            if (result.role != "target") continue;
+            for (const auto& finding : result.findings) {
+                findings += findingHtml(finding, result, id++);
+                ++count;
+            }
+        }
+        for (const auto& result : row.report->results) {
+            for (const auto& check : result.checks) {
+                if (result.role != "target" || check.status != Status::kError) continue;
+                errors += fmt::format(R"(<p>{} <code>{}</code>: {}</p>)", badge("error", "error"), esc(check.name),
+                                      foldedProse(check.reason, "the rest"));
+            }
+        }
+        if (findings.empty() && errors.empty()) continue;
+        out += fmt::format(R"(<details><summary><strong class="mono">{}</strong>: {} finding{}{}</summary>)",
+                           esc(row.version), count, count == 1 ? "" : "s", errors.empty() ? "" : ", checks that errored");
+        out += errors + findings + "</details>\n";
+    }
+    return out.empty() ? out : "<h2>Findings by release</h2>\n" + out;
+}
+
+} // namespace
+
+std::string formatBisectHtml(const BisectReport& report) {
+    const int exitCode = static_cast<int>(report.exitCode());
+    const std::string package = bisectPackage(report);
+    std::string out = kHead;
+    out += fmt::format("<title>leakgate bisect {}: exit {}</title>\n", esc(package), exitCode);
+    out += kStyle;
+    out += "</head>\n<body>\n";
+    out += fmt::format("<header><h1>leakgate bisect <code>{}</code></h1>", esc(package));
+    out += fmt::format(R"(<p class="meta">{} &middot; leakgate {} &middot; target <code>{}</code> &middot; Python {}{}</p>)",
+                       esc(writtenAt()), LEAKGATE_VERSION, esc(report.target), esc(report.pythonVersion),
+                       report.shard.empty() ? "" : " &middot; shard " + esc(report.shard));
+    out += fmt::format(R"(<p class="meta">{} release{} gated</p>)", report.rows.size(),
+                       report.rows.size() == 1 ? "" : "s");
+    out += fmt::format(R"(<p><span class="exit exit-{}">exit {}</span> {}</p></header>)",
+                       std::clamp(exitCode, 0, 3), exitCode, esc(exitMeaning(exitCode)));
+    out += "\n<main>\n";
+    out += bisectMatrixHtml(report);
+    out += bisectTransitionsHtml(report);
+    out += bisectFindingsHtml(report);
     out += "</main>\n</body>\n</html>\n";
     return out;
 }

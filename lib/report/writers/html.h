@@ -10,5 +10,8 @@
 namespace leakgate {
 
 std::string formatHtml(const Report& report);
+// A bisect: the matrix of release by check with each release's culprits, the first bad and first
+// good releases, every transition, and each release's findings folded under it.
+std::string formatBisectHtml(const BisectReport& report);
 
 } // namespace leakgate

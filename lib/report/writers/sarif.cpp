@@ -252,14 +252,46 @@ std::string formatSarif(const Report& report) {
     return formatSarif(report, error ? fs::path() : root);
 }
 
-std::string formatSarif(const Report& report, const fs::path& sourceRoot) {
+namespace {
+
+json toolJson(json rules) {
+    return {{"driver",
+             {{"name", "leakgate"},
+              {"version", LEAKGATE_VERSION},
+              {"semanticVersion", LEAKGATE_VERSION},
+              {"rules", std::move(rules)}}}};
+}
+
+json rulesJson() {
     json rules = json::array();
-    std::vector<std::string> ruleIds;
     const std::optional<std::string> readme = readmeUri();
-    for (const Rule& rule : findingRules()) {
+    for (const Rule& rule : findingRules())
         rules.push_back(ruleJson(rule, readme));
+    return rules;
+}
+
+void addSourceRoot(json& run, const fs::path& sourceRoot) {
+    if (sourceRoot.empty()) return;
+    std::string rootUri = "file://" + percentEncode(sourceRoot.lexically_normal().string());
+    if (!rootUri.ends_with('/')) rootUri += '/';
+    run["originalUriBaseIds"] = {{kSourceRoot, {{"uri", rootUri}}}};
+}
+
+std::string sarifDocument(json runs) {
+    json sarif = {{"$schema", "https://json.schemastore.org/sarif-2.1.0.json"},
+                  {"version", "2.1.0"},
+                  {"runs", std::move(runs)}};
+    // The target's names and summaries are not guaranteed UTF-8; a report must not fail on them.
+    return sarif.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
+}
+
+// One SARIF run of a report: its rules, a result per finding of the target, the workloads that
+// could not measure as the tool's notifications.
+json sarifRun(const Report& report, const fs::path& sourceRoot) {
+    json rules = rulesJson();
+    std::vector<std::string> ruleIds;
+    for (const Rule& rule : findingRules())
         ruleIds.push_back(rule.kind);
-    }
     json results = json::array();
     for (const auto& result : report.results) {
         if (result.role != "target") continue; // the reference is the baseline, not an alert
@@ -343,26 +375,84 @@ std::string formatSarif(const Report& report, const fs::path& sourceRoot) {
              {"properties", {{"workload", result.workload}, {"subject", result.subject}, {"role", result.role}}}});
     }
     if (!notifications.empty()) invocation["toolExecutionNotifications"] = std::move(notifications);
-    json run = {
-        {"tool",
-         {{"driver",
-           {{"name", "leakgate"},
-            {"version", LEAKGATE_VERSION},
-            {"semanticVersion", LEAKGATE_VERSION},
-            {"rules", std::move(rules)}}}}},
-        {"invocations", json::array({std::move(invocation)})},
-        {"results", std::move(results)},
-        {"properties", {{"command", report.command}, {"python", report.pythonVersion}}}};
-    if (!sourceRoot.empty()) {
-        std::string rootUri = "file://" + percentEncode(sourceRoot.lexically_normal().string());
-        if (!rootUri.ends_with('/')) rootUri += '/';
-        run["originalUriBaseIds"] = {{kSourceRoot, {{"uri", rootUri}}}};
+    json run = {{"tool", toolJson(std::move(rules))},
+                {"invocations", json::array({std::move(invocation)})},
+                {"results", std::move(results)},
+                {"properties", {{"command", report.command}, {"python", report.pythonVersion}}}};
+    addSourceRoot(run, sourceRoot);
+    return run;
+}
+
+// "nvidia-cutlass-dsl[cu13]"
+std::string packageWithExtras(const BisectReport& report) {
+    std::string out = report.package;
+    if (report.extras.empty()) return out;
+    out += "[";
+    for (size_t i = 0; i < report.extras.size(); ++i)
+        out += (i ? "," : "") + report.extras[i];
+    return out + "]";
+}
+
+} // namespace
+
+std::string formatSarif(const Report& report, const fs::path& sourceRoot) {
+    return sarifDocument(json::array({sarifRun(report, sourceRoot)}));
+}
+
+std::string formatBisectSarif(const BisectReport& report) {
+    std::error_code error;
+    fs::path root = fs::current_path(error);
+    return formatBisectSarif(report, error ? fs::path() : root);
+}
+
+std::string formatBisectSarif(const BisectReport& report, const fs::path& sourceRoot) {
+    const std::string package = packageWithExtras(report);
+    json runs = json::array();
+    for (const auto& row : report.rows) {
+        json run;
+        if (row.report) {
+            run = sarifRun(*row.report, sourceRoot);
+            for (json& result : run["results"])
+                result["properties"]["release"] = row.version;
+        } else {
+            // The release could not be installed: a run that measured nothing, and says why.
+            json invocation = {
+                {"executionSuccessful", false},
+                {"exitCode", static_cast<int>(ExitCode::kErrored)},
+                {"toolExecutionNotifications",
+                 json::array({{{"level", "error"},
+                               {"descriptor", {{"id", "release-error"}}},
+                               {"message", {{"text", fmt::format("{}=={} was not gated: {}", package, row.version,
+                                                                 row.error.value_or("no result"))}}}}})}};
+            run = {{"tool", toolJson(rulesJson())},
+                   {"invocations", json::array({std::move(invocation)})},
+                   {"results", json::array()},
+                   {"properties", {{"command", "gate"}, {"python", report.pythonVersion}}}};
+            addSourceRoot(run, sourceRoot);
+        }
+        // Each release its own category, so that a code-scanning service keeps one alert history
+        // per release instead of one release's results closing another's.
+        run["automationDetails"] = {{"id", fmt::format("leakgate/bisect/{}/{}/", package, row.version)}};
+        run["properties"]["package"] = package;
+        run["properties"]["release"] = row.version;
+        run["properties"]["target"] = report.target;
+        json transitions = json::array();
+        for (const auto& transition : report.transitions) {
+            if (transition.to != row.version) continue;
+            for (const auto& change : transition.changes) {
+                transitions.push_back({{"check", change.check},
+                                       {"kind", changeKind(change)},
+                                       {"from", transition.from},
+                                       {"before", toString(change.before.status)},
+                                       {"after", toString(change.after.status)},
+                                       {"culpritBefore", change.before.culprit},
+                                       {"culpritAfter", change.after.culprit}});
+            }
+        }
+        if (!transitions.empty()) run["properties"]["transitions"] = std::move(transitions);
+        runs.push_back(std::move(run));
     }
-    json sarif = {{"$schema", "https://json.schemastore.org/sarif-2.1.0.json"},
-                  {"version", "2.1.0"},
-                  {"runs", json::array({std::move(run)})}};
-    // The target's names and summaries are not guaranteed UTF-8; a report must not fail on them.
-    return sarif.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
+    return sarifDocument(std::move(runs));
 }
 
 } // namespace leakgate

@@ -14,6 +14,13 @@ namespace leakgate {
 std::string formatSarif(const Report& report);
 std::string formatSarif(const Report& report, const std::filesystem::path& sourceRoot);
 
+// A bisect: a run per release (its gate's results, each with a `release` property), its own
+// category (automationDetails.id "leakgate/bisect/<package>/<release>/"), the transitions that
+// lead to it as run properties; a release that could not be installed is a run with no results
+// and its error as the tool's notification.
+std::string formatBisectSarif(const BisectReport& report);
+std::string formatBisectSarif(const BisectReport& report, const std::filesystem::path& sourceRoot);
+
 // The fingerprint a code-scanning service uses to tell a new alert from one it has seen: a hash
 // of what identifies the leak (rule, culprit file name and function, the locals that close the
 // cycle), never of addresses, counts, orders or the lines of the frames it happens to pin.

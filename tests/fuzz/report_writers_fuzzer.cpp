@@ -42,6 +42,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, size_t size) {
         (void)formatBisectText(*bisect, TextOptions{false});
         (void)formatBisectText(*bisect, TextOptions{true});
         mustBeJson(formatBisectJson(*bisect), "formatBisectJson");
+        (void)formatBisectJunit(*bisect);
+        mustBeJson(formatBisectSarif(*bisect, "/work/main"), "formatBisectSarif");
+        (void)formatBisectHtml(*bisect);
     }
     return 0;
 }

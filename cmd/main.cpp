@@ -319,7 +319,7 @@ int run(int argc, char** argv) {
                               "$LEAKGATE_UV or PATH has it, else pip), uv or pip")
         ->check(CLI::IsMember({"auto", "uv", "pip"}));
     bisectCommand->add_option("--target", bisect.gate.target,
-                              "The target for every version: cute (default), triton, cupy, jax, warp or a file");
+                              "The target for every version: cute (default), triton, cupy, jax, warp, numba-cuda, taichi or a file");
     bisectCommand->add_option("--checks", bisectChecks, "Checks or workloads (default decorate,import)");
     bisectCommand->add_option("--probe", bisect.gate.probes,
                               "A probe plug-in run on every version (as gate --probe); repeatable")

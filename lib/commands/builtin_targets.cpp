@@ -12,6 +12,8 @@ constexpr BuiltinTarget kBuiltinTargets[] = {
     {"cupy", nullptr, "lib/data/targets/cupy_dsl.py", "cupy-cuda13x", "cupy"},
     {"jax", nullptr, "lib/data/targets/jax_dsl.py", "jax", "jax"},
     {"warp", nullptr, "lib/data/targets/warp_dsl.py", "warp-lang", "warp"},
+    {"numba-cuda", nullptr, "lib/data/targets/numba_cuda_dsl.py", "numba-cuda", "numba_cuda"},
+    {"taichi", nullptr, "lib/data/targets/taichi_dsl.py", "taichi", "taichi"},
 };
 
 } // namespace

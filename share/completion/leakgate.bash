@@ -24,7 +24,7 @@ _leakgate() {
     case $subcommand in
         "")     COMPREPLY=($(compgen -W "scan gate lint bisect merge cache $global" -- "$cur")); return ;;
         cache)  COMPREPLY=($(compgen -W "list prune -h --help" -- "$cur")); return ;;
-        merge)  options="$global --json --junit -q --quiet --color --no-color" ;;
+        merge)  options="$global --json --junit --sarif --html -q --quiet --color --no-color" ;;
         "cache list")  options="-h --help" ;;
         "cache prune") options="-h --help --keep-wheels --older-than" ;;
         scan)   options="$global $outputs -m" ;;
@@ -33,7 +33,8 @@ _leakgate() {
                          --probe --lint --distinct-values" ;;
         lint)   options="$global $outputs --compile-commands --cxx-flag -I --include --select --ignore
                          --exclude --site-packages-headers --config --no-config -j --jobs" ;;
-        bisect) options="$global --package --versions --from --to --pre --extra --python -j --jobs --shard --target --checks --probe --json --junit
+        bisect) options="$global --package --versions --from --to --pre --extra --python -j --jobs --shard --installer --target --checks --probe
+                         --json --junit --sarif --html
                          --timeout --soak-seconds --launch-calls --launch-runs --distinct-values
                          -q --quiet --color --no-color" ;;
     esac
@@ -46,7 +47,8 @@ _leakgate() {
         --select|--ignore)
             local done=${cur%"${cur##*,}"}
             COMPREPLY=($(compgen -P "$done" -W "$_leakgate_rules" -- "${cur##*,}")); return ;;
-        --target) COMPREPLY=($(compgen -W "reference cute triton cupy jax warp" -- "$cur") $(compgen -f -- "$cur")); return ;;
+        --target) COMPREPLY=($(compgen -W "reference cute triton cupy jax warp numba-cuda taichi" -- "$cur") $(compgen -f -- "$cur")); return ;;
+        --installer) COMPREPLY=($(compgen -W "auto uv pip" -- "$cur")); return ;;
         --json|--junit|--sarif|--html|--baseline|--budgets|--probe|--compile-commands|--python|-I|--include|--config)
             COMPREPLY=($(compgen -f -- "$cur")); return ;;
         --timeout|--sentinel-mib|--device-sentinel-mib|--soak-steps|--soak-seconds|--soak-max-mib|--launch-calls|\

@@ -1,0 +1,209 @@
+#!/usr/bin/env python3
+"""Two more real DSLs from PyPI through their built-in targets, with no --package (the target knows
+it), each held to plain-Python oracles run in the same venv:
+
+- Taichi 1.7.4 (`bisect --target taichi`): decoration (a sentinel in the decorating frame, alive
+  or not before any collection; frames in the DEBUG_SAVEALL garbage), the blocks a `ti.kernel`
+  decoration keeps after a full collection, and the real launch on the CPU
+  (tests/gpu/real_launch_count.py);
+- numba-cuda 0.30.4 (`bisect --target numba-cuda`): decoration as above, and the frames its import
+  leaves in cyclic garbage on a machine where a CUDA driver library fails to load (this one: none
+  at all), with the function that keeps them.
+
+    test_dsl_taichi_numba.py --leakgate BUILD/leakgate
+Runs on CPython 3.11 only (one Python keeps CI within its time). Exit 77 (skip) with the reason on
+another Python, or when PyPI cannot be reached.
+"""
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+LEAKGATE = None
+ROWS = {}  # target -> its bisect row
+
+# {decorate} is the decorator expression applied to `f`.
+DECORATION_ORACLE = r"""
+import gc, json, weakref
+{imports}
+gc.disable()
+class Payload:
+    pass
+def decorate():
+    payload = Payload()
+    ref = weakref.ref(payload)
+    def f():
+        pass
+    {decorate}
+    return ref
+ref = decorate()
+alive = ref() is not None
+gc.set_debug(gc.DEBUG_SAVEALL)
+gc.collect()
+frames = sum(1 for o in gc.garbage if type(o).__name__ == "frame")
+print(json.dumps({{"alive_before_collection": alive, "frames_in_garbage": frames}}))
+"""
+
+# Blocks a decoration keeps after a full collection, per decoration, over 400 distinct functions of
+# a module written to a file (the decorator may read their source), net of a no-op decorator.
+RETAINED_ORACLE = r"""
+import gc, importlib.util, json, os, sys, tempfile
+{imports}
+N = 400
+directory = tempfile.mkdtemp()
+path = os.path.join(directory, "oracle_kernels.py")
+with open(path, "w") as out:
+    out.write("".join(f"def f{{i}}():\n    pass  # {{i}}\n\n" for i in range(N)))
+spec = importlib.util.spec_from_file_location("oracle_kernels", path)
+module = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(module)
+functions = [getattr(module, f"f{{i}}") for i in range(N)]
+def kept(decorate):
+    gc.collect()
+    gc.disable()
+    before = sys.getallocatedblocks()
+    for function in functions:
+        decorate(function)
+    gc.collect()
+    return (sys.getallocatedblocks() - before) / N
+kept({decorator})  # the first decorations fill the DSL's own caches
+noop = kept(lambda function: function)
+print(json.dumps({{"retained_per_decoration": kept({decorator}) - noop}}))
+"""
+
+# The frames importing the DSL leaves in cyclic garbage, and the functions they run.
+IMPORT_ORACLE = r"""
+import gc, json
+gc.disable()
+import {module}
+gc.set_debug(gc.DEBUG_SAVEALL)
+gc.collect()
+frames = [o for o in gc.garbage if type(o).__name__ == "frame"]
+print(json.dumps({{"frames_in_garbage": len(frames), "functions": sorted({{f.f_code.co_name for f in frames}})}}))
+"""
+
+
+def oracle(target, code):
+    run = subprocess.run([ROWS[target]["report"]["python"]["executable"], "-c", code], capture_output=True,
+                         text=True, timeout=600)
+    if run.returncode != 0:
+        raise AssertionError(run.stderr[-3000:])
+    # Taichi prints a banner on stdout when it is imported: the answer is the last line.
+    return json.loads(run.stdout.strip().splitlines()[-1])
+
+
+def checks(target):
+    return {c["name"]: c["status"] for r in ROWS[target]["report"]["results"] if r["role"] == "target"
+            for c in r["checks"]}
+
+
+def findings(target, workload):
+    return [f for r in ROWS[target]["report"]["results"] if r["role"] == "target" and r["workload"] == workload
+            for f in r["findings"]]
+
+
+class Taichi(unittest.TestCase):
+    IMPORTS = "import taichi as ti"
+
+    def test_decoration_verdicts_agree_with_the_oracle(self):
+        for decorate in ("ti.kernel(f)", "ti.func(f)"):
+            with self.subTest(decorate=decorate):
+                answer = oracle("taichi", DECORATION_ORACLE.format(imports=self.IMPORTS, decorate=decorate))
+                clean = not answer["alive_before_collection"] and answer["frames_in_garbage"] == 0
+                for check in ("decorate-sentinels", "decorate-frame-cycle"):
+                    self.assertEqual(checks("taichi")[check], "pass" if clean else "fail", (check, answer))
+
+    def test_kernels_kept_per_decoration_agree_with_the_oracle(self):
+        answer = oracle("taichi", RETAINED_ORACLE.format(imports=self.IMPORTS, decorator="ti.kernel"))
+        keeps = answer["retained_per_decoration"] > 0.01
+        self.assertEqual(checks("taichi")["decorations-retained"], "fail" if keeps else "pass", answer)
+
+    def test_real_launch_runs_on_the_cpu_and_agrees_with_the_plain_count(self):
+        launch = next(r for r in ROWS["taichi"]["report"]["results"]
+                      if r["workload"] == "launch-real" and r["role"] == "target")
+        self.assertEqual(launch["details"]["device"], "cpu")
+        run = subprocess.run([ROWS["taichi"]["report"]["python"]["executable"],
+                              os.path.join(ROOT, "tests/gpu/real_launch_count.py"),
+                              os.path.join(ROOT, "lib/data/targets/taichi_dsl.py"), "cpu", "1000", "3"],
+                             capture_output=True, text=True, timeout=600)
+        self.assertEqual(run.returncode, 0, run.stderr)
+        counted = json.loads(run.stdout[run.stdout.index("{"):])["cases"]
+        cases = {c["case"]: c for c in launch["details"]["cases"]}
+        self.assertEqual(set(cases), set(counted))
+        for name, count in counted.items():
+            with self.subTest(case=name):
+                garbage = min(cases[name]["target"]["cyclic_garbage_per_call"])
+                self.assertAlmostEqual(garbage, min(count["cyclic_garbage"]), delta=0.1)
+                blocks = min(cases[name]["target"]["net_blocks_per_call"])
+                # The oracle counts the object allocator's blocks, leakgate every domain's.
+                self.assertAlmostEqual(blocks, min(count["net_blocks"]), delta=0.15 * max(1.0, min(count["net_blocks"])))
+                for key, check in (("cyclic_garbage", "launch-real-cyclic-garbage"),
+                                   ("net_blocks", "launch-real-net-blocks")):
+                    self.assertEqual(checks("taichi")[check], "fail" if min(count[key]) > 0.01 else "pass",
+                                     (key, count[key]))
+
+
+class NumbaCuda(unittest.TestCase):
+    IMPORTS = "from numba import cuda"
+
+    def test_decoration_verdicts_agree_with_the_oracle(self):
+        for decorate in ("cuda.jit(f)", "cuda.jit(device=True)(f)"):
+            with self.subTest(decorate=decorate):
+                answer = oracle("numba-cuda", DECORATION_ORACLE.format(imports=self.IMPORTS, decorate=decorate))
+                clean = not answer["alive_before_collection"] and answer["frames_in_garbage"] == 0
+                for check in ("decorate-sentinels", "decorate-frame-cycle"):
+                    self.assertEqual(checks("numba-cuda")[check], "pass" if clean else "fail", (check, answer))
+
+    def test_the_import_verdict_and_its_culprit_agree_with_the_oracle(self):
+        answer = oracle("numba-cuda", IMPORT_ORACLE.format(module="numba.cuda"))
+        status = checks("numba-cuda")["import-frame-cycle"]
+        self.assertEqual(status, "fail" if answer["frames_in_garbage"] else "pass", answer)
+        if status == "fail":
+            culprits = [f["frames"][0]["function"] for f in findings("numba-cuda", "import") if f["kind"] == "frame-cycle"]
+            self.assertIn("load_driver", culprits)
+            self.assertIn("load_driver", answer["functions"])
+
+
+def main():
+    global LEAKGATE
+    LEAKGATE = sys.argv.pop(sys.argv.index("--leakgate") + 1)
+    sys.argv.remove("--leakgate")
+    if not os.access(LEAKGATE, os.X_OK):
+        print("skip: no leakgate binary")
+        return 77
+    if sys.version_info[:2] != (3, 11):
+        print(f"skip: runs on CPython 3.11 only (this is {sys.version.split()[0]}): one Python keeps CI "
+              "within its time")
+        return 77
+    runs = {"taichi": ("1.7.4", "decorate,import,decorations,launch-real"),
+            "numba-cuda": ("0.30.4", "decorate,import")}
+    with tempfile.TemporaryDirectory() as tmp:
+        for target, (version, checks_) in runs.items():
+            out = os.path.join(tmp, f"{target}.json")
+            run = subprocess.run([LEAKGATE, "bisect", "--quiet", "--target", target, "--versions", version,
+                                  "--checks", checks_, "--launch-calls", "1000", "--launch-runs", "3", "--json", out],
+                                 capture_output=True, text=True, timeout=2400)
+            if not os.path.exists(out):
+                print(f"FAIL: no bisect report for {target} (exit {run.returncode})\n{run.stderr}")
+                return 1
+            with open(out) as report_file:
+                report = json.load(report_file)
+            ROWS[target] = report["versions"][0]
+            if ROWS[target]["status"] == "error":
+                error = ROWS[target]["error"]
+                if "cannot download" in error or "cannot make" in error:
+                    print(f"skip: {target} {version} could not be installed (is PyPI reachable?): {error[:400]}")
+                    return 77
+                print(f"FAIL: {target}: {error}")
+                return 1
+    result = unittest.main(argv=[sys.argv[0], "-v"], exit=False).result
+    return 0 if result.wasSuccessful() else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -4,9 +4,7 @@
 # PYTHON: the CPython to embed (default: python3; a venv's is fine, torch in it is the witness).
 # Builds leakgate in build-gpu/ (tests off), then runs the gate's CUDA checks on the frame-cycle
 # model, the reference runtime and the launch-path models; JSON reports and the log go to OUT_DIR.
-# Where fmt, CLI11, nlohmann-json or toml++ are not installed, put their headers under
-# .devicedeps/include (docs/gpu.md, "The commands": one cp on a Debian machine) and they are used
-# header-only.
+# The build is scripts/gpu_build.sh's.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 python=${1:-$(command -v python3)}
@@ -22,16 +20,8 @@ step "$python" -c 'import torch; print("torch", torch.__version__, "cuda", torch
 step nvcc --version
 step bash -c 'readlink -f "$(command -v nvcc)"; ls /usr/local/cuda/include/cuda.h "$(dirname "$(readlink -f "$(command -v nvcc)")")"/../include/cuda.h'
 
-configure=(-S . -B build-gpu -DLEAKGATE_PYTHON="$python" -DLEAKGATE_BUILD_TESTS=OFF
-           -DCMAKE_BUILD_TYPE=RelWithDebInfo)
-pybind11_dir=$("$python" -m pybind11 --cmakedir 2>/dev/null) && configure+=(-Dpybind11_DIR="$pybind11_dir")
-[ -d .devicedeps/include ] && configure+=(-DLEAKGATE_HEADER_ONLY_DEPS="$PWD/.devicedeps")
-build=(--build build-gpu -j"$(nproc)")
-command -v ninja >/dev/null && { configure+=(-G Ninja); build+=(-- -k 0); } # every error at once
-step cmake "${configure[@]}"
-step cmake "${build[@]}"
+scripts/gpu_build.sh "$python" "$log" || exit 1
 leakgate=build-gpu/leakgate
-[ -x "$leakgate" ] || { echo "no leakgate binary: see the build above" >>"$log"; exit 1; }
 
 # 1. The frame-cycle model (the 4.6.1 decorators) and the reference, 1 GiB device sentinels.
 step "$leakgate" gate --target fixtures/targets/frame_cycle_461.py --checks decorate,import \

@@ -66,6 +66,32 @@ struct EchoReference {
 
 constexpr const char* kRetainedWhat = "blocks still allocated after a full collection";
 
+bool anyShapeHolds(const std::vector<CycleShapeCount>& shapes, std::string_view type) {
+    return std::ranges::any_of(shapes, [&](const CycleShapeCount& shape) {
+        return shape.types.find(type) != std::string::npos || shape.cycle.find(type) != std::string::npos;
+    });
+}
+
+// The fix for a launch's cycles, from what they are made of: a nested function that reaches
+// itself through its closure, the ctypes objects a packer makes, or neither known.
+std::string launchCycleFix(const std::vector<CycleShapeCount>& shapes) {
+    if (anyShapeHolds(shapes, "cell") && anyShapeHolds(shapes, "function")) {
+        return "Leave no reference cycle per launch: a function defined inside the launch path that "
+               "refers to itself, or to a sibling that refers back (a recursive helper, closures "
+               "sharing cells), is a cycle of function and cell objects made on every call, and it "
+               "keeps everything its closure holds (the launch's context, its arguments) until the "
+               "collector runs. Define the helpers once, outside the call (module level, or methods), "
+               "or break the cycle before returning (`del` the helper).";
+    }
+    if (anyShapeHolds(shapes, "_objects") || anyShapeHolds(shapes, "c_void_p") || anyShapeHolds(shapes, "LP_")) {
+        return "Leave no reference cycle per launch: ctypes.cast(pointer(x), c_void_p) stores the pointer "
+               "in its own _objects dict (CPython bpo-12836); build the launch's argument pointers "
+               "without it and reuse what depends only on the kernel and the argument types.";
+    }
+    return "Leave no reference cycle per launch: under gc.disable() every cycle a launch makes is a "
+           "leak; the cycle shapes name the objects that refer to each other.";
+}
+
 } // namespace
 
 WorkloadResult runRealLaunch(const WorkerSpec& spec) {
@@ -169,7 +195,7 @@ WorkloadResult runRealLaunch(const WorkerSpec& spec) {
                                            name, low, metric.what, referenceName, referenceHigh, runs,
                                            calls, net.front().run.allocations);
                     };
-                    if (tally.add(metric, netRuns, referencePlain, describe))
+                    if (tally.add(metric, netRuns, referencePlain, describe, launch))
                         record["flagged"].push_back(metric.check);
                 }
                 // Retained: the same rule on the fourth figure.
@@ -216,10 +242,20 @@ WorkloadResult runRealLaunch(const WorkerSpec& spec) {
         Finding finding;
         finding.kind = check;
         finding.summary = worst->reason;
-        finding.fix = "Leave no reference cycle per launch: build the launch's argument pointers "
-                      "without ctypes.cast (CPython bpo-12836) and reuse what depends only on the "
-                      "kernel and the argument types; under gc.disable() every cycle per launch is a "
-                      "leak.";
+        if (std::string(metric.check) == "cyclic-garbage") {
+            // What the cycles are: the worst case launched 100 times more, after the measurement.
+            try {
+                finding.cycleShapes = cycleShapesLeftBy(worst->call, 100);
+            } catch (py::error_already_set& error) {
+                finding.summary += fmt::format(" (its cycles not described: {})", error.what());
+            }
+        }
+        finding.fix = std::string(metric.check) == "cyclic-garbage"
+                          ? launchCycleFix(finding.cycleShapes)
+                          : "Whatever a launch allocates must be freed by reference counting when it "
+                            "returns: blocks that only the collector frees are the cycles "
+                            "launch-real-cyclic-garbage describes, the others a cache or a list that "
+                            "grows with every launch.";
         result.findings.push_back(std::move(finding));
     }
     const auto retainedAmount = static_cast<std::int64_t>(std::llround(retainedHighest * 1000));

@@ -123,6 +123,14 @@ class Taichi(unittest.TestCase):
         keeps = answer["retained_per_decoration"] > 0.01
         self.assertEqual(checks("taichi")["decorations-retained"], "fail" if keeps else "pass", answer)
 
+    def test_the_launch_cycles_name_the_closure_that_makes_them(self):
+        if checks("taichi")["launch-real-cyclic-garbage"] != "fail":
+            self.skipTest("this Taichi leaves no cycle per launch")
+        finding = next(f for f in findings("taichi", "launch-real") if f["kind"] == "launch-real-cyclic-garbage")
+        cycles = " ".join(shape["cycle"] for shape in finding["cycle_shapes"])
+        self.assertIn("Kernel.launch_kernel.<locals>.recursive_set_args", cycles)
+        self.assertIn("Define the helpers once", finding["fix"])
+
     def test_real_launch_runs_on_the_cpu_and_agrees_with_the_plain_count(self):
         launch = next(r for r in ROWS["taichi"]["report"]["results"]
                       if r["workload"] == "launch-real" and r["role"] == "target")

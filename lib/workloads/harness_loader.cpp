@@ -7,6 +7,7 @@
 
 #include <fstream>
 #include <sstream>
+#include <vector>
 
 namespace leakgate::workloads {
 
@@ -51,6 +52,24 @@ WorkloadResult newResult(const WorkerSpec& spec, const char* workload) {
 
 WorkloadError targetImportError(const pybind11::error_already_set& error) {
     return {fmt::format("the target could not be imported: {}", error.what()), std::nullopt, ""};
+}
+
+std::string raisedAt(const pybind11::error_already_set& error) {
+    PyObject* trace = error.trace().ptr();
+    if (!trace || !PyTraceBack_Check(trace)) return "";
+    std::vector<py::handle> entries; // outermost first
+    for (py::handle entry = trace; entry && !entry.is_none(); entry = entry.attr("tb_next"))
+        entries.push_back(entry);
+    auto describe = [](py::handle entry) {
+        py::handle code = entry.attr("tb_frame").attr("f_code");
+        // tb_lineno through Python: from 3.12 the C field is computed on first access (-1 before).
+        return fmt::format("`{}` ({}:{})", py::str(code.attr("co_name")).cast<std::string>(),
+                           py::str(code.attr("co_filename")).cast<std::string>(),
+                           entry.attr("tb_lineno").cast<long>());
+    };
+    std::string where = "in " + describe(entries.back());
+    if (entries.size() > 1) where += ", called from " + describe(entries[entries.size() - 2]);
+    return where;
 }
 
 } // namespace leakgate::workloads

@@ -32,4 +32,9 @@ WorkloadResult newResult(const WorkerSpec& spec, const char* workload);
 // The workload's error when the harness could not import the target (`error` is what it raised).
 WorkloadError targetImportError(const pybind11::error_already_set& error);
 
+// "in `__getattr__` (numpy/__init__.py:769), called from `<module>` (arrayobj.py:6860)": where a
+// Python error was raised (its traceback's innermost frame and the one that called it), for saying
+// whose code raised it; empty without a traceback.
+std::string raisedAt(const pybind11::error_already_set& error);
+
 } // namespace leakgate::workloads

@@ -164,7 +164,17 @@ WorkloadResult runRealLaunch(const WorkerSpec& spec) {
             for (py::handle entry : bodies) {
                 const std::string name = entry[py::int_(0)].cast<std::string>();
                 py::object launch = entry[py::int_(1)], noop = entry[py::int_(2)];
-                countedRun(launch, warmup);
+                try {
+                    countedRun(launch, warmup); // the case's first launches: the DSL's code raises here
+                } catch (py::error_already_set& error) {
+                    const std::string where = raisedAt(error);
+                    const std::string raised = py::str(error.type().attr("__name__")).cast<std::string>() +
+                                               ": " + py::str(error.value()).cast<std::string>();
+                    result.error = WorkloadError{fmt::format("the target's launch case `{}` raised {}{}", name,
+                                                             raised, where.empty() ? "" : " " + where),
+                                                 std::nullopt, ""};
+                    return;
+                }
                 countedRun(noop, warmup);
                 if (onCuda) reference.run(warmup);
                 std::vector<CountedRun> net, referenceRuns;

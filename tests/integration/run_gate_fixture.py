@@ -23,6 +23,7 @@ TARGET is a path or a built-in target name. Expectations come from the target's
   pass=CHECK    that check of the target passes, whatever exit= says (may repeat)
   error=W       the target's workload W is an `error` result (may repeat)
   ok=W          the target's workload W is not an `error` result (may repeat)
+  error-says=T  the message of some `error` result of the target contains T (may repeat)
 Exit status: 0 pass, 1 mismatch, 77 skip (no leakgate binary).
 """
 
@@ -42,13 +43,13 @@ def read_expectations(target, extra):
             for line in source:
                 if line.startswith("# expect:"):
                     tokens += line[len("# expect:"):].split()
-    expect = {"error": [], "ok": [], "pass": []}
+    expect = {"error": [], "ok": [], "pass": [], "error-says": []}
     for token in tokens:
         key, _, value = token.partition("=")
         if key not in {"exit", "check", "verdict", "verdicts", "culprit", "local", "error", "ok", "reasons",
-                       "real", "held-by", "pass"} or not value:
+                       "real", "held-by", "pass", "error-says"} or not value:
             raise SystemExit(f"unknown expectation {token!r}")
-        if key in ("error", "ok", "pass"):
+        if key in ("error", "ok", "pass", "error-says"):
             expect[key].append(value)
         else:
             expect[key] = value
@@ -172,6 +173,11 @@ def main():
     for workload in expect["ok"]:
         if status.get(workload) != "ok":
             problems.append(f"workload {workload}: expected an ok result, got {status.get(workload)}")
+    messages = [str(result.get("error", {}).get("message", "")) for result in targets
+                if result["status"] == "error"]
+    for text in expect["error-says"]:
+        if not any(text in message for message in messages):
+            problems.append(f"no error result says {text!r}: {messages}")
     if problems:
         print(f"FAIL {args.target}")
         for problem in problems:

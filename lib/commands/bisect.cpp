@@ -89,6 +89,13 @@ std::string culpritNamed(const Finding& finding) {
     // A summary quotes figures ("1.00 `function` per decoration"): without them, so that two
     // releases failing the same way do not read as a change of culprit.
     static const std::regex figures("[0-9][0-9.,]*");
+    // The decorations workload's: the form and the types it keeps alive are the culprit, not the
+    // sentence around them ("`kernel` keeps `list`, `Kernel`").
+    static const std::regex kept("`([^`]+)` leaves .*; objects left alive per decoration: (.*)$");
+    static const std::regex figure("[0-9][0-9.,]* ");
+    std::smatch match;
+    if (std::regex_search(finding.summary, match, kept))
+        return fmt::format("`{}` keeps {}", match[1].str(), std::regex_replace(match[2].str(), figure, ""));
     return std::regex_replace(finding.summary, figures, "N");
 }
 

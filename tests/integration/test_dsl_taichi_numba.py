@@ -131,6 +131,15 @@ class Taichi(unittest.TestCase):
         self.assertIn("Kernel.launch_kernel.<locals>.recursive_set_args", cycles)
         self.assertIn("Define the helpers once", finding["fix"])
 
+    def test_the_bisect_culprits_are_the_cycle_and_what_a_decoration_keeps(self):
+        # Stable from release to release: no figures, no case that came out worst by a hundredth.
+        cells = ROWS["taichi"]["cells"]
+        if cells["launch-real-cyclic-garbage"]["status"] == "fail":
+            for check in ("launch-real-cyclic-garbage", "launch-real-net-blocks"):
+                self.assertEqual(cells[check]["culprit"], "cycle of cell, function, tuple", check)
+        if cells["decorations-retained"]["status"] == "fail":
+            self.assertRegex(cells["decorations-retained"]["culprit"], r"^`kernel` keeps .*`Kernel`")
+
     def test_real_launch_runs_on_the_cpu_and_agrees_with_the_plain_count(self):
         launch = next(r for r in ROWS["taichi"]["report"]["results"]
                       if r["workload"] == "launch-real" and r["role"] == "target")

@@ -1,7 +1,9 @@
 // The decorations workload: retention per unit of work, frames or not. Each form the target has
 // (`kernel`, `jit`, bare) decorates 400 distinct functions per run, one after another, and the
 // result is dropped at once; per decoration, net of the same loop making the functions without
-// decorating them, over `--launch-runs` runs after a warm-up run:
+// decorating them, over `--launch-runs` runs after a warm-up run. A class decorator's form
+// (`name(class)`) decorates one class, and its unit is an instance: 400 made and dropped per run,
+// net of as many instances of the same class undecorated (what a DSL keeps per object it makes):
 //   decorations-cyclic-garbage:  objects one DEBUG_SAVEALL collection finds (gc is off: a leak);
 //   decorations-retained:        blocks still allocated after that collection (kept reachable:
 //                                a cache or registry that grows with every decorated function).
@@ -36,6 +38,17 @@ const std::vector<std::string> kChecks = {"decorations-cyclic-garbage", "decorat
 // over it.
 constexpr std::int64_t kDecorations = 400;
 constexpr std::int64_t kTypePass = 50;     // functions decorated once more to name what stays
+
+// What one unit of a form is: a decorated function, or for a class decorator (`name(class)`) an
+// instance of the one class it decorated (the harness's decoration_body).
+struct Unit {
+    const char* one;
+    const char* many;
+};
+Unit unitOf(const std::string& form) {
+    if (form.ends_with("(class)")) return {"instance", "instances of one decorated class"};
+    return {"decoration", "distinct functions"};
+}
 
 struct Figure {
     const char* check;
@@ -80,10 +93,11 @@ WorkloadResult runDecorations(const WorkerSpec& spec) {
     }
     if (forms.empty()) {
         skipAll(result, kChecks,
-                "the target has no decorator of functions (`kernel`, `jit`, or a declared one with a "
-                "bare, options or arguments form)");
+                "the target has no decorator (`kernel`, `jit`, or a declared one)");
         return result;
     }
+    const bool classForms =
+        std::any_of(forms.begin(), forms.end(), [](const std::string& form) { return form.ends_with("(class)"); });
     probes::AllocationCounter::install();
     probes::ProbeList probes;
     probes.push_back(probes::makeGcGuardProbe());
@@ -108,7 +122,7 @@ WorkloadResult runDecorations(const WorkerSpec& spec) {
                     py::object body = harness.attr("decoration_body")(dsl, form, module, offset);
                     CountedRun decorated = countedRun(body, count);
                     offset += static_cast<int>(count);
-                    py::object plain = harness.attr("undecorated_body")(module, offset);
+                    py::object plain = harness.attr("undecorated_body")(dsl, form, module, offset);
                     CountedRun undecorated = countedRun(plain, count);
                     offset += static_cast<int>(count);
                     measured.push_back(minus(decorated, undecorated));
@@ -141,8 +155,10 @@ WorkloadResult runDecorations(const WorkerSpec& spec) {
             result.checks.push_back(
                 {figure.check, Status::kPass,
                  fmt::format("no more than {:.2f} {} per decoration in any of {} forms ({} runs of {} "
-                             "distinct functions)",
-                             kEpsilonPerCall, figure.what, forms.size(), runs, count),
+                             "distinct functions{})",
+                             kEpsilonPerCall, figure.what, forms.size(), runs, count,
+                             classForms ? fmt::format(", or of {} instances of a decorated class", count)
+                                        : std::string()),
                  amount});
             continue;
         }
@@ -167,26 +183,40 @@ WorkloadResult runDecorations(const WorkerSpec& spec) {
             // The finding stands without them (the decorator raised this time), and says why.
             types.push_back(fmt::format("(not counted: {})", error.what()));
         }
+        const Unit unit = unitOf(top.form);
         const std::string reason = fmt::format(
-            "{} of {} forms: `{}` leaves {:.2f} {} per decoration in every one of {} runs of {} "
-            "distinct functions",
-            flagged[figure.check], forms.size(), top.form, top.low, figure.what, runs, count);
+            "{} of {} forms: `{}` leaves {:.2f} {} per {} in every one of {} runs of {} {}",
+            flagged[figure.check], forms.size(), top.form, top.low, figure.what, unit.one, runs, count,
+            unit.many);
         result.checks.push_back({figure.check, Status::kFail, reason, amount});
         Finding finding;
         finding.kind = figure.check;
         finding.summary =
             types.empty() ? reason
-                          : fmt::format("{}; objects left alive per decoration: {}", reason,
+                          : fmt::format("{}; objects left alive per {}: {}", reason, unit.one,
                                         fmt::join(types, ", "));
         finding.cycleShapes = std::move(shapes);
-        finding.fix = !cyclic
-                          ? "Whatever the decorator keeps per function must go when the function "
-                            "goes: key caches weakly (weakref.WeakKeyDictionary, or a finalizer), or "
-                            "bound them."
-                          : "Leave no reference cycle per decorated function: the decorator's wrapper, "
-                            "its closure and the function must not refer to each other through "
-                            "attributes, cells or frames, or a dropped function is never freed under "
-                            "gc.disable().";
+        const bool instances = top.form.ends_with("(class)");
+        if (!cyclic) {
+            finding.fix = instances
+                              ? "Whatever the class keeps per instance must go when the instance goes: a "
+                                "registry of instances must hold them weakly (weakref.WeakSet), or drop "
+                                "them explicitly."
+                              : "Whatever the decorator keeps per function must go when the function "
+                                "goes: key caches weakly (weakref.WeakKeyDictionary, or a finalizer), or "
+                                "bound them.";
+        } else {
+            finding.fix = instances
+                              ? "Leave no reference cycle per instance: what the decorated class stores on "
+                                "an instance (a bound method of it, a closure over it, a back-pointer) "
+                                "must not lead back to it; keep a weakref.WeakMethod or make it on "
+                                "demand, or every instance a program drops waits for the collector, and "
+                                "under gc.disable() is never freed."
+                              : "Leave no reference cycle per decorated function: the decorator's "
+                                "wrapper, its closure and the function must not refer to each other "
+                                "through attributes, cells or frames, or a dropped function is never "
+                                "freed under gc.disable().";
+        }
         result.findings.push_back(std::move(finding));
     }
     return result;

@@ -404,7 +404,8 @@ def prepare_decorations(spec, directory, per_form, extra):
 def _unit_decorators(dsl):
     """{form name: decorate(function)} for the decorations workload: `kernel` and `jit` bare, or
     each declared decorator in its first function form (bare, else called with its options or
-    arguments); class decorators are not among them."""
+    arguments), and each class decorator as `name(class)` (its units are instances: see
+    decoration_body)."""
     declared = declared_decorators(dsl)
     if declared is None:
         return {name: getattr(dsl, attribute) for name, attribute in UNIT_FORMS.items() if hasattr(dsl, attribute)}
@@ -420,7 +421,29 @@ def _unit_decorators(dsl):
             else:
                 continue
             break
+        if "class" in forms:
+            units[_case_name(name, "class")] = decorator
     return units
+
+
+def is_class_form(form):
+    """Whether the decorations workload's form is a class decorator's (its unit is an instance)."""
+    return form.endswith("(class)")
+
+
+# The one class per class form that the workload makes instances of, decorated and not: made at
+# the form's first body (the warm-up, whose collection takes whatever decorating it left), so that
+# the measured loops count what each instance costs and nothing else.
+_unit_classes = {}
+
+
+def _unit_class(dsl, form, module, decorated):
+    key = (form, decorated)
+    if key not in _unit_classes:
+        name = "LeakgateUnit" + "".join(c for c in form.title() if c.isalnum())
+        cls = type(name, (), {"__module__": UNITS_MODULE, "leakgate_method": lambda self: 0})
+        _unit_classes[key] = _unit_decorators(dsl)[form](cls) if decorated else cls
+    return _unit_classes[key]
 
 
 def _unit_codes(module, start):
@@ -434,18 +457,24 @@ def decoration_body(dsl, form, module, start):
     """A callable that decorates a new function with the form's decorator and drops the result:
     the loop body the workload counts. Each function is made in the call from the next of the
     module's distinct code objects, so a decorator that keeps nothing leaves nothing (the module's
-    own functions are not touched: what a decorator stores on a function goes with it)."""
+    own functions are not touched: what a decorator stores on a function goes with it). For a
+    class decorator the body makes an instance of the one decorated class and drops it."""
     import types
 
+    if is_class_form(form):
+        return _unit_class(dsl, form, module, True)
     decorator = _unit_decorators(dsl)[form]
     codes, namespace, make = _unit_codes(module, start), vars(module), types.FunctionType
     return lambda: decorator(make(next(codes), namespace))
 
 
-def undecorated_body(module, start):
-    """The same loop without the decorator: what making and dropping the functions costs."""
+def undecorated_body(dsl, form, module, start):
+    """The same loop without the decorator: what making and dropping the functions (or the
+    instances of the same class, undecorated) costs."""
     import types
 
+    if is_class_form(form):
+        return _unit_class(dsl, form, module, False)
     codes, namespace, make = _unit_codes(module, start), vars(module), types.FunctionType
     return lambda: make(next(codes), namespace)
 

@@ -76,6 +76,35 @@ noop = kept(lambda function: function)
 print(json.dumps({{"retained_per_decoration": kept({decorator}) - noop}}))
 """
 
+# Per instance of one class the decorator decorated, net of instances of the same class undecorated:
+# objects entering cyclic garbage, and blocks still allocated after a full collection.
+INSTANCE_ORACLE = r"""
+import gc, json, sys
+{imports}
+def make(decorate):
+    class Unit:
+        def method(self):
+            return 0
+    return decorate(Unit)
+def count(cls, n=1000):
+    for _ in range(10):
+        cls()
+    gc.collect()
+    gc.disable()
+    before = sys.getallocatedblocks()
+    for _ in range(n):
+        cls()
+    gc.set_debug(gc.DEBUG_SAVEALL)
+    gc.collect()
+    garbage = len(gc.garbage)
+    gc.garbage.clear()
+    gc.set_debug(0)
+    gc.collect()
+    return garbage / n, (sys.getallocatedblocks() - before) / n
+decorated, plain = count(make({decorator})), count(make(lambda cls: cls))
+print(json.dumps({{"cyclic_garbage": decorated[0] - plain[0], "retained": decorated[1] - plain[1]}}))
+"""
+
 # The frames importing the DSL leaves in cyclic garbage, and the functions they run.
 IMPORT_ORACLE = r"""
 import gc, json
@@ -122,6 +151,14 @@ class Taichi(unittest.TestCase):
         answer = oracle("taichi", RETAINED_ORACLE.format(imports=self.IMPORTS, decorator="ti.kernel"))
         keeps = answer["retained_per_decoration"] > 0.01
         self.assertEqual(checks("taichi")["decorations-retained"], "fail" if keeps else "pass", answer)
+
+    def test_instances_of_a_data_oriented_class_agree_with_the_oracle(self):
+        answer = oracle("taichi", INSTANCE_ORACLE.format(imports=self.IMPORTS, decorator="ti.data_oriented"))
+        launch = next(r for r in ROWS["taichi"]["report"]["results"]
+                      if r["workload"] == "decorations" and r["role"] == "target")
+        case = next(c for c in launch["details"]["cases"] if c["form"] == "data_oriented(class)")
+        for key, check in (("cyclic_garbage", "decorations-cyclic-garbage"), ("retained", "decorations-retained")):
+            self.assertEqual(check in case["flagged"], answer[key] > 0.01, (key, answer, case["flagged"]))
 
     def test_the_launch_cycles_name_the_closure_that_makes_them(self):
         if checks("taichi")["launch-real-cyclic-garbage"] != "fail":

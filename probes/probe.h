@@ -34,6 +34,9 @@ std::unique_ptr<Probe> makeSentinelProbe();
 // ("module `keeps`._SCOPES[3]['payload']"), or "an unknown holder" (probes/retained_frame_probe.cpp).
 // Call with the GIL held.
 std::vector<std::string> holdersOf(std::span<PyObject* const> objects);
+// A route with its positions left out, so that the objects kept by one list read as one holder:
+// "_SCOPES[3]['payload']" -> "_SCOPES[i]['payload']".
+std::string routeShape(const std::string& route);
 
 // The device bytes the workload's device sentinels hold after it returned and after a collection
 // (check `device-memory`; `skip` with the reason when CUDA cannot be used). `lazy`: CUDA is not

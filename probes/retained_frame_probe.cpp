@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include <cctype>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -179,6 +180,24 @@ class RetainedFrameProbe final : public Probe {
 };
 
 } // namespace
+
+std::string routeShape(const std::string& route) {
+    std::string shape;
+    for (size_t i = 0; i < route.size(); ++i) {
+        if (route[i] == '[' && i + 1 < route.size() && std::isdigit(static_cast<unsigned char>(route[i + 1]))) {
+            size_t end = i + 1;
+            while (end < route.size() && std::isdigit(static_cast<unsigned char>(route[end])))
+                ++end;
+            if (end < route.size() && route[end] == ']') {
+                shape += "[i]";
+                i = end;
+                continue;
+            }
+        }
+        shape += route[i];
+    }
+    return shape;
+}
 
 std::vector<std::string> holdersOf(std::span<PyObject* const> objects) {
     py::list tracked = py::module_::import("gc").attr("get_objects")();

@@ -8,7 +8,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cctype>
 #include <map>
 #include <unordered_set>
 
@@ -19,25 +18,6 @@ bool isAlive(const TrackedSentinel& sentinel) {
     return python::weakrefIsAlive(sentinel.weakref.get());
 }
 
-// A route with its positions left out, so that the sentinels kept by one list read as one
-// holder: "_SCOPES[3]['payload']" -> "_SCOPES[i]['payload']".
-std::string routeShape(const std::string& route) {
-    std::string shape;
-    for (size_t i = 0; i < route.size(); ++i) {
-        if (route[i] == '[' && i + 1 < route.size() && std::isdigit(static_cast<unsigned char>(route[i + 1]))) {
-            size_t end = i + 1;
-            while (end < route.size() && std::isdigit(static_cast<unsigned char>(route[end])))
-                ++end;
-            if (end < route.size() && route[end] == ']') {
-                shape += "[i]";
-                i = end;
-                continue;
-            }
-        }
-        shape += route[i];
-    }
-    return shape;
-}
 
 // What holds the never-freed sentinels, one entry per route shape, most bytes first.
 struct Holder {

@@ -166,7 +166,7 @@ WorkloadResult runDecorations(const WorkerSpec& spec) {
         const bool cyclic = std::string(figure.check) == "decorations-cyclic-garbage";
         // After the measurement (its counts are untouched by this), more functions decorated once:
         // what stays alive, by type, or the shapes of the cycles the decorations leave.
-        std::vector<std::string> types;
+        std::vector<std::string> types, holders;
         std::vector<CycleShapeCount> shapes;
         try {
             py::object body = harness.attr("decoration_body")(dsl, top.form, module, offset);
@@ -175,9 +175,30 @@ WorkloadResult runDecorations(const WorkerSpec& spec) {
                 shapes = cycleShapesLeftBy(body, kTypePass);
             } else {
                 py::list kept = harness.attr("kept_types")(body, kTypePass, collect);
+                // What holds the newest object of two of the types, a `function` first (the
+                // decorated functions kept alive say the most), then the commonest: its route from
+                // a root. Borrowed pointers: the objects stay alive without the list (they outlived
+                // a full collection), and holdersOf only compares them with the heap's.
+                std::vector<PyObject*> examples;
+                std::vector<std::string> exampleTypes;
+                auto explain = [&](py::handle entry, const std::string& type) {
+                    if (examples.size() < 2 && !entry[py::int_(2)].is_none() &&
+                        std::find(exampleTypes.begin(), exampleTypes.end(), type) == exampleTypes.end()) {
+                        examples.push_back(entry[py::int_(2)].ptr());
+                        exampleTypes.push_back(type);
+                    }
+                };
+                for (py::handle entry : kept) {
+                    const std::string type = python::textOf(entry[py::int_(0)]);
+                    types.push_back(fmt::format("{:.2f} `{}`", entry[py::int_(1)].cast<double>(), type));
+                    if (type == "function") explain(entry, type);
+                }
                 for (py::handle entry : kept)
-                    types.push_back(fmt::format("{:.2f} `{}`", entry[py::int_(1)].cast<double>(),
-                                                python::textOf(entry[py::int_(0)])));
+                    explain(entry, python::textOf(entry[py::int_(0)]));
+                kept = py::list();
+                const std::vector<std::string> routes = probes::holdersOf(examples);
+                for (size_t i = 0; i < routes.size(); ++i)
+                    holders.push_back(fmt::format("`{}` held by {}", exampleTypes[i], probes::routeShape(routes[i])));
             }
         } catch (py::error_already_set& error) {
             // The finding stands without them (the decorator raised this time), and says why.
@@ -195,6 +216,7 @@ WorkloadResult runDecorations(const WorkerSpec& spec) {
             types.empty() ? reason
                           : fmt::format("{}; objects left alive per {}: {}", reason, unit.one,
                                         fmt::join(types, ", "));
+        if (!holders.empty()) finding.summary += fmt::format("; {}", fmt::join(holders, "; "));
         finding.cycleShapes = std::move(shapes);
         const bool instances = top.form.ends_with("(class)");
         if (!cyclic) {

@@ -481,18 +481,30 @@ def undecorated_body(dsl, form, module, start):
 
 def kept_types(body, count, collect):
     """The types of the gc-tracked objects that `count` more calls of `body` leave alive after a
-    full collection (`collect`: leakgate's own, which the gc guard allows), per call, most first."""
+    full collection (`collect`: leakgate's own, which the gc guard allows), per call, most first,
+    each with one of the objects those calls left (the newest), for saying what holds it."""
     import collections
     import gc as gc_module
 
     collect()
     before = collections.Counter(type(o).__qualname__ for o in gc_module.get_objects())
+    earlier = {id(o) for o in gc_module.get_objects()}
     for _ in range(count):
         body()
     collect()
-    after = collections.Counter(type(o).__qualname__ for o in gc_module.get_objects())
+    after = collections.Counter()
+    newest, units = {}, None
+    for o in gc_module.get_objects():
+        name = type(o).__qualname__
+        after[name] += 1
+        if id(o) not in earlier:
+            newest[name] = o
+            if name == "function" and getattr(o, "__module__", None) == UNITS_MODULE:
+                units = o  # one of the decorated functions themselves: what holds it says the most
+    if units is not None:
+        newest["function"] = units
     # At least one object per two decorations: below that, the count's own bookkeeping shows.
-    grown = [(name, (after[name] - before[name]) / count) for name in after
+    grown = [(name, (after[name] - before[name]) / count, newest.get(name)) for name in after
              if after[name] - before[name] >= count / 2]
     grown.sort(key=lambda item: -item[1])
     return grown[:6]

@@ -24,6 +24,7 @@ TARGET is a path or a built-in target name. Expectations come from the target's
   error=W       the target's workload W is an `error` result (may repeat)
   ok=W          the target's workload W is not an `error` result (may repeat)
   error-says=T  the message of some `error` result of the target contains T (may repeat)
+  finding-says=T  the summary of some finding of the target contains T (may repeat)
 Exit status: 0 pass, 1 mismatch, 77 skip (no leakgate binary).
 """
 
@@ -43,13 +44,13 @@ def read_expectations(target, extra):
             for line in source:
                 if line.startswith("# expect:"):
                     tokens += line[len("# expect:"):].split()
-    expect = {"error": [], "ok": [], "pass": [], "error-says": []}
+    expect = {"error": [], "ok": [], "pass": [], "error-says": [], "finding-says": []}
     for token in tokens:
         key, _, value = token.partition("=")
         if key not in {"exit", "check", "verdict", "verdicts", "culprit", "local", "error", "ok", "reasons",
-                       "real", "held-by", "pass", "error-says"} or not value:
+                       "real", "held-by", "pass", "error-says", "finding-says"} or not value:
             raise SystemExit(f"unknown expectation {token!r}")
-        if key in ("error", "ok", "pass", "error-says"):
+        if key in ("error", "ok", "pass", "error-says", "finding-says"):
             expect[key].append(value)
         else:
             expect[key] = value
@@ -178,6 +179,10 @@ def main():
     for text in expect["error-says"]:
         if not any(text in message for message in messages):
             problems.append(f"no error result says {text!r}: {messages}")
+    summaries = [finding.get("summary", "") for result in targets for finding in result.get("findings", [])]
+    for text in expect["finding-says"]:
+        if not any(text in summary for summary in summaries):
+            problems.append(f"no finding says {text!r}: {summaries}")
     if problems:
         print(f"FAIL {args.target}")
         for problem in problems:

@@ -151,6 +151,10 @@ class Taichi(unittest.TestCase):
         answer = oracle("taichi", RETAINED_ORACLE.format(imports=self.IMPORTS, decorator="ti.kernel"))
         keeps = answer["retained_per_decoration"] > 0.01
         self.assertEqual(checks("taichi")["decorations-retained"], "fail" if keeps else "pass", answer)
+        if keeps:
+            # What holds them, as the oracle's reproducer shows it: the runtime's list of kernels.
+            finding = next(f for f in findings("taichi", "decorations") if f["kind"] == "decorations-retained")
+            self.assertIn("held by sys.modules['taichi.lang.impl'].pytaichi.kernels[i]", finding["summary"])
 
     def test_instances_of_a_data_oriented_class_agree_with_the_oracle(self):
         answer = oracle("taichi", INSTANCE_ORACLE.format(imports=self.IMPORTS, decorator="ti.data_oriented"))

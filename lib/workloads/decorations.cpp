@@ -147,7 +147,6 @@ WorkloadResult runDecorations(const WorkerSpec& spec) {
     result.details["cases"] = std::move(cases);
     if (!result.ok()) return result;
 
-    py::cpp_function collect([] { probes::collect(); });
     for (const Figure& figure : kFigures) {
         const auto amount = static_cast<std::int64_t>(std::llround(highest[figure.check] * 1000));
         auto found = worst.find(figure.check);
@@ -174,31 +173,9 @@ WorkloadResult runDecorations(const WorkerSpec& spec) {
             if (cyclic) {
                 shapes = cycleShapesLeftBy(body, kTypePass);
             } else {
-                py::list kept = harness.attr("kept_types")(body, kTypePass, collect);
-                // What holds the newest object of two of the types, a `function` first (the
-                // decorated functions kept alive say the most), then the commonest: its route from
-                // a root. Borrowed pointers: the objects stay alive without the list (they outlived
-                // a full collection), and holdersOf only compares them with the heap's.
-                std::vector<PyObject*> examples;
-                std::vector<std::string> exampleTypes;
-                auto explain = [&](py::handle entry, const std::string& type) {
-                    if (examples.size() < 2 && !entry[py::int_(2)].is_none() &&
-                        std::find(exampleTypes.begin(), exampleTypes.end(), type) == exampleTypes.end()) {
-                        examples.push_back(entry[py::int_(2)].ptr());
-                        exampleTypes.push_back(type);
-                    }
-                };
-                for (py::handle entry : kept) {
-                    const std::string type = python::textOf(entry[py::int_(0)]);
-                    types.push_back(fmt::format("{:.2f} `{}`", entry[py::int_(1)].cast<double>(), type));
-                    if (type == "function") explain(entry, type);
-                }
-                for (py::handle entry : kept)
-                    explain(entry, python::textOf(entry[py::int_(0)]));
-                kept = py::list();
-                const std::vector<std::string> routes = probes::holdersOf(examples);
-                for (size_t i = 0; i < routes.size(); ++i)
-                    holders.push_back(fmt::format("`{}` held by {}", exampleTypes[i], probes::routeShape(routes[i])));
+                KeptAlive kept = keptAliveBy(harness, body, kTypePass);
+                types = std::move(kept.types);
+                holders = std::move(kept.holders);
             }
         } catch (py::error_already_set& error) {
             // The finding stands without them (the decorator raised this time), and says why.

@@ -155,7 +155,12 @@ WorkloadResult runRealLaunch(const WorkerSpec& spec) {
     probes.push_back(probes::makeGcGuardProbe());
     json cases = json::array();
     MetricTally tally;
-    std::optional<std::pair<double, std::string>> retainedWorst; // excess, reason
+    struct RetainedWorst {
+        double excess = 0;
+        std::string reason;
+        py::object call; // the case's launch with its arguments, for saying what stays
+    };
+    std::optional<RetainedWorst> retainedWorst;
     double retainedHighest = 0;
     int retainedFlagged = 0, caseCount = 0;
     measure(
@@ -218,12 +223,13 @@ WorkloadResult runRealLaunch(const WorkerSpec& spec) {
                 if (low > referenceHigh + kEpsilonPerCall) {
                     ++retainedFlagged;
                     record["flagged"].push_back("retained");
-                    if (!retainedWorst || low - referenceHigh > retainedWorst->first) {
+                    if (!retainedWorst || low - referenceHigh > retainedWorst->excess) {
                         retainedWorst = {low - referenceHigh,
                                  fmt::format("{}: {:.2f} {} per launch (reference, {}: {:.2f}) in "
                                              "every one of {} runs of {} launches",
                                              name, low, kRetainedWhat, referenceName,
-                                             referenceHigh, runs, calls)};
+                                             referenceHigh, runs, calls),
+                                 launch};
                     }
                 }
                 cases.push_back(std::move(record));
@@ -289,7 +295,7 @@ WorkloadResult runRealLaunch(const WorkerSpec& spec) {
                          caseCount, device),
              retainedAmount});
     } else {
-        const std::string& reason = retainedWorst->second;
+        const std::string& reason = retainedWorst->reason;
         result.checks.push_back({"launch-real-retained", Status::kFail,
                                  fmt::format("{} of {} cases keep blocks per launch on {}; worst {}",
                                              retainedFlagged, caseCount, device, reason),
@@ -297,6 +303,14 @@ WorkloadResult runRealLaunch(const WorkerSpec& spec) {
         Finding finding;
         finding.kind = "launch-real-retained";
         finding.summary = reason;
+        try { // what stays, and what holds it: the worst case launched 100 times more
+            KeptAlive kept = keptAliveBy(harness, retainedWorst->call, 100);
+            if (!kept.types.empty())
+                finding.summary += fmt::format("; objects left alive per launch: {}", fmt::join(kept.types, ", "));
+            if (!kept.holders.empty()) finding.summary += fmt::format("; {}", fmt::join(kept.holders, "; "));
+        } catch (py::error_already_set& error) {
+            finding.summary += fmt::format(" (what stays not counted: {})", error.what());
+        }
         finding.fix = "Whatever a launch keeps must be bounded: a cache keyed by something fresh on "
                       "every call (an argument object, its id) grows with every launch.";
         result.findings.push_back(std::move(finding));

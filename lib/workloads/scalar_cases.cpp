@@ -182,6 +182,35 @@ std::vector<CycleShapeCount> cycleShapesLeftBy(py::handle call, std::int64_t cal
     return counted;
 }
 
+KeptAlive keptAliveBy(py::handle harness, py::handle body, std::int64_t calls) {
+    py::cpp_function collect([] { probes::collect(); });
+    KeptAlive kept;
+    py::list entries = harness.attr("kept_types")(body, calls, collect);
+    // Borrowed pointers: the objects stay alive without the list (they outlived a full
+    // collection), and holdersOf only compares them with the heap's.
+    std::vector<PyObject*> examples;
+    std::vector<std::string> exampleTypes;
+    auto explain = [&](py::handle entry, const std::string& type) {
+        if (examples.size() < 2 && !entry[py::int_(2)].is_none() &&
+            std::find(exampleTypes.begin(), exampleTypes.end(), type) == exampleTypes.end()) {
+            examples.push_back(entry[py::int_(2)].ptr());
+            exampleTypes.push_back(type);
+        }
+    };
+    for (py::handle entry : entries) {
+        const std::string type = python::textOf(entry[py::int_(0)]);
+        kept.types.push_back(fmt::format("{:.2f} `{}`", entry[py::int_(1)].cast<double>(), type));
+        if (type == "function") explain(entry, type);
+    }
+    for (py::handle entry : entries)
+        explain(entry, python::textOf(entry[py::int_(0)]));
+    entries = py::list();
+    const std::vector<std::string> routes = probes::holdersOf(examples);
+    for (size_t i = 0; i < routes.size(); ++i)
+        kept.holders.push_back(fmt::format("`{}` held by {}", exampleTypes[i], probes::routeShape(routes[i])));
+    return kept;
+}
+
 Run perCall(const probes::AllocationCounts& counts, std::int64_t cyclicGarbage, std::int64_t calls) {
     auto divide = [&](double value) { return value / static_cast<double>(calls); };
     return {divide(static_cast<double>(counts.allocations)),

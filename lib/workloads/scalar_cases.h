@@ -79,6 +79,17 @@ std::int64_t collectYoungGarbage();
 // holds them (the calls run with DEBUG_SAVEALL; what they leave is freed before it returns).
 std::vector<CycleShapeCount> cycleShapesLeftBy(pybind11::handle call, std::int64_t calls);
 
+// What `calls` more calls of `body` leave alive after a full collection, per call: the types
+// ("2.00 `Kernel`", most first: the harness's kept_types) and what holds the newest object of two
+// of them, a function of leakgate's units module first (a decorated function kept alive says the
+// most), then the commonest ("`Kernel` held by sys.modules['taichi.lang.impl'].pytaichi.kernels[i]",
+// probes::holdersOf). Throws py::error_already_set when a call raised.
+struct KeptAlive {
+    std::vector<std::string> types;
+    std::vector<std::string> holders;
+};
+KeptAlive keptAliveBy(pybind11::handle harness, pybind11::handle body, std::int64_t calls);
+
 // Flag only when every measured run of the target exceeds the reference's worst run (the rule of
 // CPython's refleak hunter: one noisy run does not make a finding).
 bool exceedsInEveryRun(const std::vector<Run>& target, const std::vector<Run>& reference,

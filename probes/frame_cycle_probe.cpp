@@ -17,6 +17,7 @@ namespace leakgate::probes {
 namespace {
 
 namespace py = pybind11;
+using nlohmann::json;
 
 // Bytes of the non-host payloads (device, torch) of the sentinels that sit in `garbage`, by kind.
 std::map<std::string, std::int64_t> payloadBytesIn(std::span<PyObject* const> garbage) {
@@ -43,10 +44,27 @@ class FrameCycleProbe final : public Probe {
         result.details["cyclic_garbage_objects"] = saved;
         auto& findings = cycles.findings;
         result.details["pinned_bytes"] = cycles.total.bytes;
+        // The cycles no frame closes: not this check's to judge, but said, so that a cycle beside
+        // the frame cycles (the one a fix breaks, say) is not missed.
+        std::string others;
+        if (cycles.otherShapes > 0) {
+            json& details = result.details["other_cycles"];
+            details["shapes"] = cycles.otherShapes;
+            details["objects"] = cycles.otherObjects;
+            details["largest"] = json::array();
+            for (const CycleShapeCount& shape : cycles.otherCycles)
+                details["largest"].push_back({{"count", shape.count}, {"types", shape.types}, {"cycle", shape.cycle}});
+            const CycleShapeCount& top = cycles.otherCycles.front();
+            others = fmt::format("{} cycle shape{} without a frame ({} objects; most instances: {} of [{}])",
+                                 cycles.otherShapes, cycles.otherShapes == 1 ? "" : "s", cycles.otherObjects,
+                                 top.count, top.types);
+        }
         if (findings.empty()) {
             result.checks.push_back(
                 {"frame-cycle", Status::kPass,
-                 fmt::format("no frame in cyclic garbage ({} objects collected)", saved), 0});
+                 fmt::format("no frame in cyclic garbage ({} objects collected{})", saved,
+                             others.empty() ? "" : "; " + others),
+                 0});
         } else {
             // One line for the check: how many shapes (a culprit and its closing locals), how many
             // instances when there is more than one shape (one shape's summary counts its own),
@@ -66,9 +84,10 @@ class FrameCycleProbe final : public Probe {
                 each.empty() ? "" : fmt::format(", and {} held by sentinels in it", fmt::join(each, " and "));
             result.checks.push_back(
                 {"frame-cycle", Status::kFail,
-                 fmt::format("{} frame-cycle shape{}{} in cyclic garbage, {} in all{}; {}",
+                 fmt::format("{} frame-cycle shape{}{} in cyclic garbage, {} in all{}; {}{}",
                              findings.size(), findings.size() == 1 ? "" : "s", instances,
-                             humanBytes(cycles.total.bytes), payloads, findings.front().summary),
+                             humanBytes(cycles.total.bytes), payloads, findings.front().summary,
+                             others.empty() ? "" : "; and " + others),
                  cycles.total.bytes});
         }
         for (auto& finding : findings)

@@ -25,6 +25,11 @@ struct FrameCycles {
     std::vector<Finding> findings; // one per shape: a culprit frame's code and its closing locals
     Footprint total;
     std::int64_t instances = 0; // cycles in all, over every shape
+    // The cycles no frame closes (ctypes objects, dicts, instances), by shape, most instances
+    // first, at most five; how many shapes and objects there were in all.
+    std::vector<CycleShapeCount> otherCycles;
+    std::int64_t otherShapes = 0;
+    std::int64_t otherObjects = 0;
 };
 
 // The frame cycles among `garbage` (borrowed), typically what a DEBUG_SAVEALL collection saved:

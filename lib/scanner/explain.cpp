@@ -561,10 +561,18 @@ Footprint footprint(const ObjectGraph& graph, std::span<const NodeId> sources,
 
 std::vector<CycleShape> describeCycles(const ObjectGraph& garbage, const Components& components,
                                        size_t limit) {
+    std::vector<ComponentId> cyclic;
+    for (ComponentId component = 0; component < components.count(); ++component)
+        if (components.isCyclic(garbage, component)) cyclic.push_back(component);
+    return describeCyclesOf(garbage, components, cyclic, limit);
+}
+
+std::vector<CycleShape> describeCyclesOf(const ObjectGraph& garbage, const Components& components,
+                                         std::span<const ComponentId> only, size_t limit,
+                                         std::int64_t* shapeCount, std::int64_t* objectCount) {
     std::map<std::string, CycleShape> shapes;
     std::map<std::string, ComponentId> examples;
-    for (ComponentId component = 0; component < components.count(); ++component) {
-        if (!components.isCyclic(garbage, component)) continue;
+    for (ComponentId component : only) {
         std::vector<std::string> names;
         for (NodeId node : components.members(component))
             names.push_back(Py_TYPE(garbage.object(node))->tp_name);
@@ -582,6 +590,12 @@ std::vector<CycleShape> describeCycles(const ObjectGraph& garbage, const Compone
         ordered.push_back(shape);
     std::stable_sort(ordered.begin(), ordered.end(),
                      [](const CycleShape& a, const CycleShape& b) { return a.count > b.count; });
+    if (shapeCount) *shapeCount = static_cast<std::int64_t>(ordered.size());
+    if (objectCount) {
+        *objectCount = 0;
+        for (const CycleShape& shape : ordered)
+            *objectCount += shape.objects;
+    }
     if (ordered.size() > limit) ordered.resize(limit);
     for (CycleShape& shape : ordered) {
         ComponentId component = examples.at(shape.types);
@@ -663,10 +677,14 @@ FrameCycles explainFrameCycles(const ObjectGraph& garbage, const Components& com
         int occurrences = 0;
     };
     std::map<std::pair<PyObject*, std::string>, Group> groups; // (culprit code, closing locals)
+    std::vector<ComponentId> others;                           // cycles no frame closes
     for (ComponentId component = 0; component < components.count(); ++component) {
         if (!components.isCyclic(garbage, component)) continue;
         auto culprit = findCulprit(garbage, components, component);
-        if (!culprit) continue;
+        if (!culprit) {
+            others.push_back(component);
+            continue;
+        }
         PyObject* frame = garbage.object(culprit->frame);
         Finding finding;
         finding.kind = "frame-cycle";
@@ -733,6 +751,16 @@ FrameCycles explainFrameCycles(const ObjectGraph& garbage, const Components& com
     }
     std::stable_sort(findings.begin(), findings.end(),
                      [](const Finding& a, const Finding& b) { return a.bytes > b.bytes; });
+    if (!others.empty()) {
+        const std::vector<CycleShape> shapes =
+            describeCyclesOf(garbage, components, others, 5, &result.otherShapes, &result.otherObjects);
+        for (const CycleShape& shape : shapes) {
+            std::string cycle;
+            for (const PathStep& step : shape.cycle)
+                cycle += fmt::format(" --{}--> {}", step.label, step.to);
+            result.otherCycles.push_back({shape.count, shape.types, cycle});
+        }
+    }
     return result;
 }
 

@@ -54,6 +54,11 @@ struct CycleShape {
 };
 std::vector<CycleShape> describeCycles(const ObjectGraph& garbage, const Components& components,
                                        size_t limit = 5);
+// The same for the cyclic components `only`; `shapes` and `objects`, when given, get how many
+// shapes and objects there were before the limit.
+std::vector<CycleShape> describeCyclesOf(const ObjectGraph& garbage, const Components& components,
+                                         std::span<const ComponentId> only, size_t limit = 5,
+                                         std::int64_t* shapes = nullptr, std::int64_t* objects = nullptr);
 
 // The fix pattern for a finding, chosen from the labels on its path.
 std::string fixFor(const Finding& finding);

@@ -16,6 +16,7 @@ README.md beside this file):
     # expect: finding frame-cycle function=load_records bound-at=36
     # expect: no-finding retained-frame
     # expect: error timed out
+    # expect: other-cycle Job, method   (a cycle no frame closes, its types containing the text)
     # expect (python >= 3.12): exit 1
 
 An expectation may hold on some Pythons only: ``# expect (python >= X.Y):`` or
@@ -170,12 +171,12 @@ def _parse_expectation(text: str, number: int, where: str) -> Expectation:
                 )
             props.append((key, value))
         return Expectation(verb, number, text, kind=kind, props=props)
-    if verb == "error":
+    if verb in ("error", "other-cycle"):
         if not rest:
-            raise FixtureFormatError(f"{where}: '# expect: error' needs a SUBSTRING")
-        return Expectation("error", number, text, substring=rest)
+            raise FixtureFormatError(f"{where}: '# expect: {verb}' needs a SUBSTRING")
+        return Expectation(verb, number, text, substring=rest)
     raise FixtureFormatError(
-        f"{where}: unknown expectation {verb!r} (known: exit, finding, no-finding, error)"
+        f"{where}: unknown expectation {verb!r} (known: exit, finding, no-finding, error, other-cycle)"
     )
 
 
@@ -302,6 +303,13 @@ def check_expectations(
                 "none" if not same_kind else "found: " + "; ".join(_one_line(f) for f in same_kind)
             )
             verdicts.append(Verdict(exp, not same_kind, detail))
+        elif exp.verb == "other-cycle":
+            shapes = [shape for r in results
+                      for shape in ((r.get("details") or {}).get("other_cycles") or {}).get("largest", [])]
+            hit = any(exp.substring in str(shape.get("types", "")) for shape in shapes)
+            detail = ("found" if hit else
+                      "other cycle shapes: " + ("; ".join(str(shape.get("types")) for shape in shapes) or "none"))
+            verdicts.append(Verdict(exp, hit, detail))
         else:  # error
             errored = [r for r in results if r.get("status") == "error"]
             hit = any(exp.substring in text for r in errored for text in _error_texts(r))

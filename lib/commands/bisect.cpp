@@ -89,13 +89,30 @@ std::string culpritNamed(const Finding& finding) {
     // A summary quotes figures ("1.00 `function` per decoration"): without them, so that two
     // releases failing the same way do not read as a change of culprit.
     static const std::regex figures("[0-9][0-9.,]*");
-    // The decorations workload's: the form and the types it keeps alive are the culprit, not the
-    // sentence around them ("`kernel` keeps `list`, `Kernel`").
-    static const std::regex kept("`([^`]+)` leaves .*; objects left alive per decoration: (.*)$");
-    static const std::regex figure("[0-9][0-9.,]* ");
+    // What stays per decoration or launch: its holder is the culprit, as far as the container
+    // (`held by sys.modules['taichi.lang.impl'].pytaichi.kernels`: no key, no position, no field of
+    // the entry, which differ with whichever object came out newest); without one, the commonest
+    // types kept, in name order. Not the form: equal forms (`kernel`, `jit`) trade the lead.
+    static const std::regex heldBy("held by ([^;]*)");
+    static const std::regex kept("objects left alive per (?:decoration|instance|launch): ([^;]*)");
     std::smatch match;
-    if (std::regex_search(finding.summary, match, kept))
-        return fmt::format("`{}` keeps {}", match[1].str(), std::regex_replace(match[2].str(), figure, ""));
+    if (std::regex_search(finding.summary, match, heldBy)) {
+        std::string route = match[1].str();
+        size_t from = route.starts_with("sys.modules['") ? route.find("']") + 2
+                      : route.starts_with("module `")   ? route.find('`', 8) + 1
+                                                        : 0;
+        size_t cut = route.find_first_of("[ ", from);
+        return "held by " + route.substr(0, cut);
+    }
+    if (std::regex_search(finding.summary, match, kept)) {
+        static const std::regex type("`([^`]+)`");
+        std::vector<std::string> types;
+        const std::string list = match[1].str();
+        for (auto it = std::sregex_iterator(list.begin(), list.end(), type); it != std::sregex_iterator() && types.size() < 3; ++it)
+            types.push_back(fmt::format("`{}`", (*it)[1].str()));
+        std::sort(types.begin(), types.end());
+        return fmt::format("keeps {}", fmt::join(types, ", "));
+    }
     return std::regex_replace(finding.summary, figures, "N");
 }
 

@@ -1,7 +1,8 @@
 """leakgate target: JAX (`jax.jit`), the PyPI package `jax`.
 
-`jax.jit` is both of the protocol's decorators, bare and with options (`keep_unused`, which it
-reads; recent JAX releases accept `jax.jit(**options)` as a decorator factory). JAX has no scalar
+The target declares `jax.jit` bare and, where the release accepts `jax.jit(**options)` as a
+decorator factory (0.8.1 and later), with options (`keep_unused`, which it reads); before that
+`jax.jit` takes its function first, so the release has the bare form only. JAX has no scalar
 types with `__c_pointers__`, so the packer's workloads skip.
 
 The real launch: one jitted function of an int32 and a float32, called with Python scalars and
@@ -16,10 +17,18 @@ import jax.numpy as jnp
 TARGET_NAME = "jax"
 TARGET_PACKAGE = "jax"
 
-kernel = jax.jit
-jit = jax.jit
-kernel_options = {"keep_unused": False}
-jit_options = {"keep_unused": False}
+
+def _jit_is_a_decorator_factory():
+    try:
+        return callable(jax.jit(keep_unused=False))
+    except TypeError:  # jit() missing 1 required positional argument: 'fun'
+        return False
+
+
+decorators = {
+    "jit": {"decorator": jax.jit, "forms": ["bare", "options"] if _jit_is_a_decorator_factory() else ["bare"],
+            "options": {"keep_unused": False}},
+}
 
 launch_devices = ("cuda", "cpu")
 

@@ -196,7 +196,23 @@ std::string routeShape(const std::string& route) {
         }
         shape += route[i];
     }
-    return shape;
+    // A long walk up a stack reads as one step: "tb_frame -> f_back (x27) -> ...".
+    static constexpr std::string_view kUp = " -> f_back";
+    std::string folded;
+    for (size_t i = 0; i < shape.size();) {
+        size_t run = 0;
+        while (shape.compare(i + run * kUp.size(), kUp.size(), kUp) == 0 &&
+               (i + (run + 1) * kUp.size() == shape.size() || shape[i + (run + 1) * kUp.size()] == ' ' ||
+                shape[i + (run + 1) * kUp.size()] == '.' || shape[i + (run + 1) * kUp.size()] == '['))
+            ++run;
+        if (run > 2) {
+            folded += fmt::format("{} (x{})", kUp, run);
+            i += run * kUp.size();
+        } else {
+            folded += shape[i++];
+        }
+    }
+    return folded;
 }
 
 std::vector<std::string> holdersOf(std::span<PyObject* const> objects) {

@@ -45,8 +45,11 @@ struct Unit {
     const char* one;
     const char* many;
 };
+bool isClassForm(const std::string& form) {
+    return form.ends_with("(class)"); // the harness's is_class_form
+}
 Unit unitOf(const std::string& form) {
-    if (form.ends_with("(class)")) return {"instance", "instances of one decorated class"};
+    if (isClassForm(form)) return {"instance", "instances of one decorated class"};
     return {"decoration", "distinct functions"};
 }
 
@@ -96,8 +99,7 @@ WorkloadResult runDecorations(const WorkerSpec& spec) {
                 "the target has no decorator (`kernel`, `jit`, or a declared one)");
         return result;
     }
-    const bool classForms =
-        std::any_of(forms.begin(), forms.end(), [](const std::string& form) { return form.ends_with("(class)"); });
+    const bool classForms = std::any_of(forms.begin(), forms.end(), isClassForm);
     probes::AllocationCounter::install();
     probes::ProbeList probes;
     probes.push_back(probes::makeGcGuardProbe());
@@ -195,7 +197,7 @@ WorkloadResult runDecorations(const WorkerSpec& spec) {
                                         fmt::join(types, ", "));
         if (!holders.empty()) finding.summary += fmt::format("; {}", fmt::join(holders, "; "));
         finding.cycleShapes = std::move(shapes);
-        const bool instances = top.form.ends_with("(class)");
+        const bool instances = isClassForm(top.form);
         if (!cyclic) {
             finding.fix = instances
                               ? "Whatever the class keeps per instance must go when the instance goes: a "

@@ -487,8 +487,10 @@ def kept_types(body, count, collect):
     import gc as gc_module
 
     collect()
-    before = collections.Counter(type(o).__qualname__ for o in gc_module.get_objects())
-    earlier = {id(o) for o in gc_module.get_objects()}
+    objects = gc_module.get_objects()
+    before = collections.Counter(type(o).__qualname__ for o in objects)
+    earlier = {id(o) for o in objects}
+    del objects  # the list would keep alive what the calls let go
     for _ in range(count):
         body()
     collect()

@@ -80,29 +80,20 @@ print(json.dumps({{"retained_per_decoration": kept({decorator}) - noop}}))
 # objects entering cyclic garbage, and blocks still allocated after a full collection.
 INSTANCE_ORACLE = r"""
 import gc, json, sys
+sys.path.insert(0, {gpu!r})
+from real_launch_count import count  # the plain count the real-launch checks are held to
 {imports}
 def make(decorate):
     class Unit:
         def method(self):
             return 0
     return decorate(Unit)
-def count(cls, n=1000):
-    for _ in range(10):
-        cls()
-    gc.collect()
-    gc.disable()
-    before = sys.getallocatedblocks()
-    for _ in range(n):
-        cls()
-    gc.set_debug(gc.DEBUG_SAVEALL)
-    gc.collect()
-    garbage = len(gc.garbage)
-    gc.garbage.clear()
-    gc.set_debug(0)
-    gc.collect()
-    return garbage / n, (sys.getallocatedblocks() - before) / n
-decorated, plain = count(make({decorator})), count(make(lambda cls: cls))
-print(json.dumps({{"cyclic_garbage": decorated[0] - plain[0], "retained": decorated[1] - plain[1]}}))
+gc.disable()
+def per_instance(cls):
+    count(cls, 10)  # what the first instances fill once
+    return count(cls, 1000)
+decorated, plain = per_instance(make({decorator})), per_instance(make(lambda cls: cls))
+print(json.dumps({{key: decorated[key] - plain[key] for key in ("cyclic_garbage", "retained")}}))
 """
 
 # The frames importing the DSL leaves in cyclic garbage, and the functions they run.
@@ -157,7 +148,8 @@ class Taichi(unittest.TestCase):
             self.assertIn("held by sys.modules['taichi.lang.impl'].pytaichi.kernels[i]", finding["summary"])
 
     def test_instances_of_a_data_oriented_class_agree_with_the_oracle(self):
-        answer = oracle("taichi", INSTANCE_ORACLE.format(imports=self.IMPORTS, decorator="ti.data_oriented"))
+        answer = oracle("taichi", INSTANCE_ORACLE.format(gpu=os.path.join(ROOT, "tests", "gpu"), imports=self.IMPORTS,
+                                                        decorator="ti.data_oriented"))
         launch = next(r for r in ROWS["taichi"]["report"]["results"]
                       if r["workload"] == "decorations" and r["role"] == "target")
         case = next(c for c in launch["details"]["cases"] if c["form"] == "data_oriented(class)")

@@ -44,6 +44,7 @@ if [ -n "$quick" ]; then
     show "$python" bench/parallel_bench.py --leakgate "$build_dir/leakgate" --pairs 2
     show "$build_dir/bench/leakgate_probe_bench" --benchmark_repetitions=2 --benchmark_min_time=0.1
     show "$python" bench/lint_bench.py --leakgate "$build_dir/leakgate" --sizes 1,2 --rounds 1
+    show "$python" bench/lint_cxx_bench.py --leakgate "$build_dir/leakgate" --files 10 --pairs 1
 else
     show "$build_dir/bench/leakgate_scan_bench" --python "$venv/bin/python" --sizes 1e4,1e5,1e6 --repeat 3
     show "$python" bench/detection_bench.py --leakgate "$build_dir/leakgate" --reference-calls 1e6
@@ -51,5 +52,6 @@ else
     show "$python" bench/parallel_bench.py --leakgate "$build_dir/leakgate" --pairs 5 --soak
     show "$build_dir/bench/leakgate_probe_bench" --benchmark_repetitions=5
     show "$python" bench/lint_bench.py --leakgate "$build_dir/leakgate" --sizes 1,2,4 --rounds 3
+    show "$python" bench/lint_cxx_bench.py --leakgate "$build_dir/leakgate" --files 40 --pairs 5
 fi
 show "$python" bench/packer_bench.py

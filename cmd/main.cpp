@@ -7,6 +7,7 @@
 #include "lib/commands/gate.h"
 #include "lib/commands/lint.h"
 #include "lib/base/log.h"
+#include "lib/base/scratch_dir.h"
 #include "lib/base/spelling.h"
 #include "lib/base/subprocess.h"
 #include "lib/report/emit.h"
@@ -396,6 +397,8 @@ int run(int argc, char** argv) {
     }
     if (mergeCommand->parsed()) inputs = mergeFiles;
     report::checkOutputs(output, inputs);
+    // Every temporary file of the run, its workers' included, goes here and goes with it.
+    RunScratchDirectory scratch;
     if (scanCommand->parsed()) {
         if (scan.module.empty()) {
             scan.script = command.front();

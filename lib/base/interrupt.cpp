@@ -20,6 +20,8 @@ constexpr size_t kSlots = 64; // workers alive at once: one per command, plus pi
 std::atomic<pid_t> g_groups[kSlots];
 char g_partialFile[4096];
 std::atomic<bool> g_hasPartialFile{false};
+char g_scratchDirectory[4096];
+std::atomic<bool> g_hasScratchDirectory{false};
 
 
 // What the killed workers left in other sessions (setsid): once a worker is reaped, those are
@@ -56,6 +58,36 @@ void killAdoptedOrphans() {
     }
 }
 
+// Removes `name` (in the directory `parent`, a descriptor or AT_FDCWD) and, for a directory, all it
+// holds, down to 16 levels. System calls only (openat, getdents64, lseek, unlinkat).
+void removeTree(int parent, const char* name, int depth) {
+    if (::unlinkat(parent, name, 0) == 0 || depth > 16) return;
+    int dir = ::openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (dir >= 0) {
+        alignas(8) char buffer[4096];
+        // Entries are removed as they are read: read again from the start until nothing is left.
+        for (int round = 0; round < 64; ++round) {
+            bool removed = false;
+            ::lseek(dir, 0, SEEK_SET);
+            for (long got; (got = ::syscall(SYS_getdents64, dir, buffer, sizeof(buffer))) > 0;) {
+                for (long offset = 0; offset < got;) {
+                    // struct linux_dirent64: ino (8), off (8), reclen (2), type (1), name
+                    unsigned short recordLength;
+                    std::memcpy(&recordLength, buffer + offset + 16, sizeof(recordLength));
+                    const char* entry = buffer + offset + 19;
+                    offset += recordLength;
+                    if (entry[0] == '.' && (entry[1] == 0 || (entry[1] == '.' && entry[2] == 0))) continue;
+                    removeTree(dir, entry, depth + 1);
+                    removed = true;
+                }
+            }
+            if (!removed) break;
+        }
+        ::close(dir);
+    }
+    ::unlinkat(parent, name, AT_REMOVEDIR);
+}
+
 void onSignal(int signal) {
     for (auto& slot : g_groups) {
         pid_t group = slot.load();
@@ -67,6 +99,7 @@ void onSignal(int signal) {
     }
     killAdoptedOrphans();
     if (g_hasPartialFile.load()) ::unlink(g_partialFile);
+    if (g_hasScratchDirectory.load()) removeTree(AT_FDCWD, g_scratchDirectory, 0);
     ::_exit(128 + signal);
 }
 
@@ -140,6 +173,15 @@ void setPartialFile(const char* path) {
     if (length >= sizeof(g_partialFile)) return; // too long to remember: the rename is still atomic
     std::memcpy(g_partialFile, path, length + 1);
     g_hasPartialFile.store(true);
+}
+
+void setScratchDirectory(const char* path) {
+    g_hasScratchDirectory.store(false);
+    if (!path) return;
+    size_t length = std::strlen(path);
+    if (length >= sizeof(g_scratchDirectory)) return;
+    std::memcpy(g_scratchDirectory, path, length + 1);
+    g_hasScratchDirectory.store(true);
 }
 
 BlockedSignals::BlockedSignals() {

@@ -1,6 +1,6 @@
 // What leakgate does when SIGINT (Ctrl-C), SIGTERM or SIGHUP ends it: it kills every worker
 // process group it started (a worker sits in a group of its own, out of the terminal's reach),
-// removes the report file it was writing, and exits 128 + the signal (130, 143, 129). Everything
+// removes the report file it was writing and its scratch directory, and exits 128 + the signal (130, 143, 129). Everything
 // here is async-signal-safe on the handler's side: fixed slots, atomics, kill, unlink, _exit.
 #pragma once
 
@@ -24,6 +24,10 @@ pid_t parentOf(const char* pidText);
 
 // The temporary file a report is being written to (at most one at a time); null clears it.
 void setPartialFile(const char* path);
+
+// The run's scratch directory (scratch_dir.h; at most one at a time): removed with all it holds
+// when a signal ends the run. Null clears it.
+void setScratchDirectory(const char* path);
 
 // Blocks the three signals for a scope, so that a fork and the registration of its group happen
 // as one step; the child unblocks them (with default handlers) before it execs.

@@ -25,8 +25,10 @@ inline std::string takeString(CXString text) {
 // reported per file.
 class IndexGuard {
   public:
-    IndexGuard()
-        : index_(api().clang_createIndex(/*excludeDeclarationsFromPCH=*/0, /*displayDiagnostics=*/0)) {
+    // `excludeDeclarationsFromPch`: a translation unit's cursor does not list what a precompiled
+    // header declares (none of it is the main file's; listing it reads the whole header back).
+    explicit IndexGuard(bool excludeDeclarationsFromPch = false)
+        : index_(api().clang_createIndex(excludeDeclarationsFromPch ? 1 : 0, /*displayDiagnostics=*/0)) {
         if (!index_) throw EnvironmentError("libclang: clang_createIndex failed");
     }
     ~IndexGuard() { api().clang_disposeIndex(index_); }

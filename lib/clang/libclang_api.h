@@ -63,6 +63,7 @@ namespace leakgate::clang {
     X(clang_isCursorDefinition)                                                                         \
     X(clang_isExpression)                                                                               \
     X(clang_parseTranslationUnit2FullArgv)                                                              \
+    X(clang_saveTranslationUnit)                                                                        \
     X(clang_tokenize)                                                                                   \
     X(clang_visitChildren)
 

@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 #include <map>
 #include <string_view>
@@ -304,6 +305,9 @@ void lintCxx(const LintOptions& options, const Inputs& inputs, WorkloadResult& r
     cxx.flags = options.cxxFlags;
     cxx.includeDirs = options.includeDirs;
     cxx.timeout = options.timeout; // per translation unit, each parsed in a child of its own
+    // Python.h parsed once per command line (cxx.cpp); off, for comparing, with this variable set.
+    const char* off = std::getenv("LEAKGATE_NO_PRECOMPILED_HEADER");
+    cxx.precompileOpenings = !(off && *off);
     CxxLintResult lint = lintCxxFiles(cxx);
     for (auto& finding : lint.findings)
         result.findings.push_back(std::move(finding));

@@ -34,6 +34,9 @@ struct CxxLintOptions {
     // The stack the child parses and walks on: deep but legal code (an `else if` chain of 10,000
     // branches) needs more than a thread's usual 8 MiB.
     size_t stackBytes = size_t{256} << 20;
+    // Parse a `#define`s-then-`#include <Python.h>` opening once per command line, as a
+    // precompiled header in a directory of the run's own (cxx.cpp says when it is used).
+    bool precompileOpenings = true;
 };
 
 struct CxxLintResult {
@@ -44,6 +47,7 @@ struct CxxLintResult {
     // true), with "stderr_tail" when the child wrote anything.
     nlohmann::json unparsed = nlohmann::json::array();
     std::string compileCommands; // the database used, if any
+    size_t precompiledOpenings = 0; // openings parsed once and shared by their files
 };
 
 // Whether this build has libclang; the reason when it does not.

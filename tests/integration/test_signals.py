@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """Signals: SIGINT, SIGTERM and SIGHUP sent to a real leakgate while its worker runs an endless
-loop. leakgate must kill the worker's process group, leave no report file behind and exit 130,
-143 or 129. Checked through /proc: no process of the worker's group survives.
+loop. leakgate must kill the worker's process group, leave no report file and no temporary file
+behind (the run's scratch directory, the workers' TMPDIR, goes with it) and exit 130, 143 or 129.
+Checked through /proc: no process of the worker's group survives. A worker killed at its timeout
+leaves no temporary file either.
 
     test_signals.py --leakgate BUILD/leakgate
 """
@@ -53,15 +55,44 @@ def worker_of(parent, timeout=30):
     raise AssertionError("no worker started")
 
 
+# The script leaves temporary files, a directory of them and a note of where they went, then spins.
+SPINS = """import os, sys, tempfile, time
+os.close(tempfile.mkstemp()[0])
+nested = tempfile.mkdtemp()
+os.makedirs(os.path.join(nested, "a", "b"))
+open(os.path.join(nested, "a", "b", "file"), "w").close()
+with open(sys.argv[1], "w") as note:
+    note.write(tempfile.gettempdir())
+while True:
+    time.sleep(0.01)
+"""
+
+
+def environment_with_tmpdir(tmpdir):
+    env = dict(os.environ)
+    env["TMPDIR"] = tmpdir
+    return env
+
+
 class Signals(unittest.TestCase):
+    def check_scratch(self, directory, tmpdir):
+        """The workers' temporary files went under the run's scratch directory, in TMPDIR, and
+        nothing of it is left."""
+        with open(os.path.join(directory, "note")) as f:
+            where = f.read()
+        self.assertTrue(where.startswith(os.path.join(tmpdir, "leakgate-run-")), where)
+        self.assertEqual(os.listdir(tmpdir), [], "the run's scratch directory was left behind")
+
     def run_and_signal(self, signum, expected_exit):
-        with tempfile.TemporaryDirectory() as directory:
+        with tempfile.TemporaryDirectory() as directory, tempfile.TemporaryDirectory() as tmpdir:
             script = os.path.join(directory, "spins.py")
             with open(script, "w") as f:
-                f.write("import time\nwhile True:\n    time.sleep(0.01)\n")
+                f.write(SPINS)
             report = os.path.join(directory, "report.json")
-            leakgate = subprocess.Popen([LEAKGATE, "scan", "--json", report, "--", script],
-                                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            note = os.path.join(directory, "note")
+            leakgate = subprocess.Popen([LEAKGATE, "scan", "--json", report, "--", script, note],
+                                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                        env=environment_with_tmpdir(tmpdir))
             try:
                 worker = worker_of(leakgate.pid)
                 time.sleep(0.5)  # let the worker reach the endless loop
@@ -76,7 +107,9 @@ class Signals(unittest.TestCase):
             while processes_in_group(worker) and time.monotonic() < deadline:
                 time.sleep(0.05)
             self.assertEqual(processes_in_group(worker), [], "the worker's group outlived leakgate")
-            self.assertEqual(sorted(os.listdir(directory)), ["spins.py"], "a report file was left behind")
+            self.assertEqual(sorted(os.listdir(directory)), ["note", "spins.py"],
+                             "a report file was left behind")
+            self.check_scratch(directory, tmpdir)
 
     def test_sigint_kills_the_worker_and_exits_130(self):
         self.run_and_signal(signal.SIGINT, 130)
@@ -86,6 +119,18 @@ class Signals(unittest.TestCase):
 
     def test_sighup_kills_the_worker_and_exits_129(self):
         self.run_and_signal(signal.SIGHUP, 129)
+
+    def test_a_worker_killed_at_its_timeout_leaves_no_temporary_file(self):
+        with tempfile.TemporaryDirectory() as directory, tempfile.TemporaryDirectory() as tmpdir:
+            script = os.path.join(directory, "spins.py")
+            with open(script, "w") as f:
+                f.write(SPINS)
+            note = os.path.join(directory, "note")
+            done = subprocess.run([LEAKGATE, "scan", "-q", "--timeout", "3", "--", script, note],
+                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                  env=environment_with_tmpdir(tmpdir), timeout=120)
+            self.assertEqual(done.returncode, 3)  # errored: the script never finished
+            self.check_scratch(directory, tmpdir)
 
 
 if __name__ == "__main__":

@@ -53,11 +53,13 @@ class FrameCycleProbe final : public Probe {
             details["objects"] = cycles.otherObjects;
             details["largest"] = json::array();
             for (const CycleShapeCount& shape : cycles.otherCycles)
-                details["largest"].push_back({{"count", shape.count}, {"types", shape.types}, {"cycle", shape.cycle}});
+                details["largest"].push_back(shape);
             const CycleShapeCount& top = cycles.otherCycles.front();
-            others = fmt::format("{} cycle shape{} without a frame ({} objects; most instances: {} of [{}])",
+            others = fmt::format("{} cycle shape{} without a frame ({} objects; the largest: {} instance{} "
+                                 "of [{}], {})",
                                  cycles.otherShapes, cycles.otherShapes == 1 ? "" : "s", cycles.otherObjects,
-                                 top.count, top.types);
+                                 top.count, top.count == 1 ? "" : "s", top.types,
+                                 humanBytes(top.bytes.value_or(0)));
         }
         if (findings.empty()) {
             result.checks.push_back(

@@ -51,6 +51,7 @@ struct CycleShapeCount {
     std::int64_t count = 0;
     std::string types; // the types in the cycle: "CField, tuple"
     std::string cycle; // its edges: " --_objects--> `dict` object --..."
+    std::optional<std::int64_t> bytes; // what its cycles pin in all, where the scanner measured it
 };
 
 // One finding. What produced it (lib/report/rules.h, evidenceOf(kind)) says which fields it

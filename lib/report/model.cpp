@@ -257,12 +257,14 @@ void from_json(const json& in, AllocationSite& site) {
 
 void to_json(json& out, const CycleShapeCount& shape) {
     out = json{{"count", shape.count}, {"types", shape.types}, {"cycle", shape.cycle}};
+    if (shape.bytes) out["bytes"] = *shape.bytes;
 }
 
 void from_json(const json& in, CycleShapeCount& shape) {
     shape.count = wholeNumber<std::int64_t>(in.at("count"));
     in.at("types").get_to(shape.types);
     in.at("cycle").get_to(shape.cycle);
+    if (in.contains("bytes") && !in.at("bytes").is_null()) shape.bytes = wholeNumber<std::int64_t>(in.at("bytes"));
 }
 
 void to_json(json& out, const Finding& finding) {

@@ -576,6 +576,7 @@ std::vector<CycleShape> describeCyclesOf(const ObjectGraph& garbage, const Compo
         std::int64_t count = 0;
         std::int64_t objects = 0;
         ComponentId example = 0;
+        std::vector<ComponentId> components;
     };
     std::map<std::vector<PyTypeObject*>, Group> byTypes;
     std::vector<PyTypeObject*> types;
@@ -585,12 +586,14 @@ std::vector<CycleShape> describeCyclesOf(const ObjectGraph& garbage, const Compo
             types.push_back(Py_TYPE(garbage.object(node)));
         std::sort(types.begin(), types.end());
         types.erase(std::unique(types.begin(), types.end()), types.end());
-        Group& group = byTypes.try_emplace(types, Group{0, 0, component}).first->second;
+        Group& group = byTypes.try_emplace(types, Group{0, 0, component, {}}).first->second;
+        group.components.push_back(component);
         ++group.count;
         group.objects += static_cast<std::int64_t>(components.members(component).size());
     }
     std::map<std::string, CycleShape> shapes;
     std::map<std::string, ComponentId> examples;
+    std::map<std::string, std::vector<NodeId>> members;
     for (const auto& [typeSet, group] : byTypes) {
         std::vector<std::string> names;
         for (PyTypeObject* type : typeSet)
@@ -603,12 +606,21 @@ std::vector<CycleShape> describeCyclesOf(const ObjectGraph& garbage, const Compo
         shape.count += group.count;
         shape.objects += group.objects;
         examples.emplace(key, group.example);
+        std::vector<NodeId>& nodes = members[key];
+        for (ComponentId component : group.components) {
+            auto of = components.members(component);
+            nodes.insert(nodes.end(), of.begin(), of.end());
+        }
     }
     std::vector<CycleShape> ordered;
-    for (auto& [key, shape] : shapes)
+    for (auto& [key, shape] : shapes) {
+        // What the shape's cycles would free with them, as for a frame cycle's finding.
+        shape.bytes = footprint(garbage, members.at(key)).bytes;
         ordered.push_back(shape);
-    std::stable_sort(ordered.begin(), ordered.end(),
-                     [](const CycleShape& a, const CycleShape& b) { return a.count > b.count; });
+    }
+    std::stable_sort(ordered.begin(), ordered.end(), [](const CycleShape& a, const CycleShape& b) {
+        return a.bytes != b.bytes ? a.bytes > b.bytes : a.count > b.count;
+    });
     if (shapeCount) *shapeCount = static_cast<std::int64_t>(ordered.size());
     if (objectCount) {
         *objectCount = 0;
@@ -777,7 +789,7 @@ FrameCycles explainFrameCycles(const ObjectGraph& garbage, const Components& com
             std::string cycle;
             for (const PathStep& step : shape.cycle)
                 cycle += fmt::format(" --{}--> {}", step.label, step.to);
-            result.otherCycles.push_back({shape.count, shape.types, cycle});
+            result.otherCycles.push_back({shape.count, shape.types, cycle, shape.bytes});
         }
     }
     return result;

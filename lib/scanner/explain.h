@@ -44,12 +44,13 @@ Footprint footprint(const ObjectGraph& graph, std::span<const NodeId> sources,
                     const std::vector<bool>* excluded = nullptr);
 
 // Cycles of any kind (ctypes objects, dicts, instances): one entry per shape, the sorted type
-// names of a component's members, most frequent first; each with the labelled cycle of one
-// example. For garbage that holds no frame, such as what a packer leaves per call.
+// names of a component's members, most bytes pinned first (then most instances); each with the
+// labelled cycle of one example. For garbage that holds no frame, such as what a packer leaves per call.
 struct CycleShape {
     std::string types;           // "CArgObject, c_void_p, dict"
     std::int64_t count = 0;      // components of this shape
     std::int64_t objects = 0;    // objects in them
+    std::int64_t bytes = 0;      // what they pin in all (their footprint: members and owned leaves)
     std::vector<PathStep> cycle; // example: first member -> ... -> first member
 };
 std::vector<CycleShape> describeCycles(const ObjectGraph& garbage, const Components& components,

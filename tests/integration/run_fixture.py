@@ -17,6 +17,8 @@ README.md beside this file):
     # expect: no-finding retained-frame
     # expect: error timed out
     # expect: other-cycle Job method    (a cycle shape no frame closes with all these types among its own)
+    # expect: other-cycle Job bytes>=N  (... that pins at least N bytes in all)
+    # expect: other-cycle Job first     (... listed first: the shape that pins the most bytes)
     # expect (python >= 3.12): exit 1
 
 An expectation may hold on some Pythons only: ``# expect (python >= X.Y):`` or
@@ -306,10 +308,16 @@ def check_expectations(
         elif exp.verb == "other-cycle":
             shapes = [shape for r in results
                       for shape in ((r.get("details") or {}).get("other_cycles") or {}).get("largest", [])]
-            wanted = set(exp.substring.split())
-            hit = any(wanted <= set(str(shape.get("types", "")).split(", ")) for shape in shapes)
+            words = exp.substring.split()
+            least = next((int(w.split("=", 1)[1]) for w in words if w.startswith("bytes>=")), 0)
+            first_only = "first" in words
+            wanted = {w for w in words if not w.startswith("bytes>=") and w != "first"}
+            hit = any(wanted <= set(str(shape.get("types", "")).split(", ")) and
+                      int(shape.get("bytes") or 0) >= least
+                      for shape in (shapes[:1] if first_only else shapes))
             detail = ("found" if hit else
-                      "other cycle shapes: " + ("; ".join(str(shape.get("types")) for shape in shapes) or "none"))
+                      "other cycle shapes: " + ("; ".join(f"{shape.get('types')} ({shape.get('bytes')} bytes)"
+                                                          for shape in shapes) or "none"))
             verdicts.append(Verdict(exp, hit, detail))
         else:  # error
             errored = [r for r in results if r.get("status") == "error"]

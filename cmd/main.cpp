@@ -315,6 +315,12 @@ int run(int argc, char** argv) {
         ->type_name("EXTRA")
         ->expected(1)
         ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+    bisectCommand->add_option("--with", bisect.with,
+                              "A requirement installed beside every release, in its venv ('numpy<2.5', "
+                              "setuptools); repeatable")
+        ->type_name("REQ")
+        ->expected(1)
+        ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
     bisectCommand->add_option("--installer", bisect.installer,
                               "What installs each release from the wheelhouse: auto (default: uv when "
                               "$LEAKGATE_UV or PATH has it, else pip), uv or pip")

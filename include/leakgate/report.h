@@ -170,6 +170,7 @@ struct BisectTransition {
 struct BisectReport {
     std::string package;
     std::vector<std::string> extras; // --extra: installed as package[extra,...]
+    std::vector<std::string> with;   // --with: requirements installed beside every release
     std::string target;
     std::string pythonVersion;
     std::string versionOrder; // what ordered the releases: "packaging 21.3"

@@ -147,12 +147,21 @@ BisectReport runBisect(const BisectOptions& requested) {
             "build-{0}/leakgate bisect",
             options.pythonVersion, python::embeddedPythonVersion()));
     }
+    for (const std::string& requirement : options.with) {
+        // Given to pip or uv as a requirement: never as one of their options.
+        if (requirement.empty() || requirement.front() == '-' ||
+            requirement.find_first_not_of(" \t") == std::string::npos)
+            throw UsageError(fmt::format("bisect --with {:?}: give a requirement (numpy<2.5, setuptools), "
+                                         "not an option or nothing",
+                                         requirement));
+    }
     const Installer installer = chooseInstaller(options.installer);
     const VersionSelection releases = releasesToGate(options);
 
     BisectReport report;
     report.package = options.package;
     report.extras = options.extras;
+    report.with = options.with;
     report.target = target;
     report.pythonVersion = python::embeddedPythonVersion();
     report.versionOrder = releases.implementation;
@@ -174,7 +183,7 @@ BisectReport runBisect(const BisectOptions& requested) {
             try {
                 GateOptions gate = options.gate;
                 gate.target = report.target;
-                gate.python = ensureReleaseEnvironment({options.package, options.extras, row.version},
+                gate.python = ensureReleaseEnvironment({options.package, options.extras, row.version, options.with},
                                                        options.installTimeout, installer);
                 row.report = runGate(gate);
                 for (const auto& result : row.report->results) {

@@ -17,6 +17,7 @@ namespace leakgate {
 struct BisectOptions {
     std::string package; // empty: the built-in target's PyPI package (lib/commands/builtin_targets.cpp)
     std::vector<std::string> extras;   // --extra: installed as package[extra,...]
+    std::vector<std::string> with;     // --with: requirements installed beside every release
     std::vector<std::string> versions; // an explicit list, or the parts of one specifier set
     std::string from, to;              // or every release from `from` to `to` (inclusive)
     bool pre = false;                  // pre- and dev-releases count as releases

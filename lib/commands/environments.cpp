@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdint>
 #include <cstdlib>
 #include <fstream>
 #include <regex>
@@ -130,15 +131,33 @@ std::optional<std::string> uvVersion(const std::string& executable) {
 
 // The offline install of `requirement` into `venvPython` from the wheelhouse.
 std::vector<std::string> installCommand(const Installer& installer, const std::string& venvPython,
-                                        const fs::path& wheels, const std::string& requirement) {
-    if (installer.kind == Installer::Kind::kPip)
-        return pip(venvPython, {"install", "--no-index", "--find-links", wheels.string(), requirement});
-    // No configuration file of the user's or of the working directory's project, no index, no
-    // network; files hard-linked from uv's cache in leakgate's (the same filesystem as the venvs).
-    return {installer.uv,     "pip",         "install", "--quiet",           "--no-config",
-            "--offline",      "--no-index",  "--find-links", wheels.string(), "--cache-dir",
-            (cacheDir() / "uv").string(), "--link-mode", "hardlink", "--python", venvPython,
-            requirement};
+                                        const fs::path& wheels, const std::vector<std::string>& requirements) {
+    std::vector<std::string> command;
+    if (installer.kind == Installer::Kind::kPip) {
+        command = pip(venvPython, {"install", "--no-index", "--find-links", wheels.string()});
+    } else {
+        // No configuration file of the user's or of the working directory's project, no index, no
+        // network; files hard-linked from uv's cache in leakgate's (the same filesystem as the venvs).
+        command = {installer.uv,     "pip",         "install", "--quiet",           "--no-config",
+                   "--offline",      "--no-index",  "--find-links", wheels.string(), "--cache-dir",
+                   (cacheDir() / "uv").string(), "--link-mode", "hardlink", "--python", venvPython};
+    }
+    command.insert(command.end(), requirements.begin(), requirements.end());
+    return command;
+}
+
+// A short, stable name for a list of requirements (FNV-1a, 32 bits, of the sorted list): the venv
+// of a release installed with others is its own.
+std::string digestOf(std::vector<std::string> requirements) {
+    std::sort(requirements.begin(), requirements.end());
+    std::uint32_t hash = 2166136261u;
+    for (const std::string& requirement : requirements) {
+        for (unsigned char c : requirement + '\n') {
+            hash ^= c;
+            hash *= 16777619u;
+        }
+    }
+    return fmt::format("{:08x}", hash);
 }
 
 // What the installer says went wrong: pip's last ERROR: line, uv's first `×` line, then the tail.
@@ -186,8 +205,9 @@ std::string ensureReleaseEnvironment(const Release& release, std::chrono::second
                                      const Installer& installer) {
     const std::string pythonVersion = python::embeddedPythonVersion();
     const std::string extras = release.extras.empty() ? "" : fmt::format("+{}", fmt::join(release.extras, "+"));
-    const fs::path venv = cacheDir() / "venvs" /
-                          fmt::format("{}-{}{}-py{}", release.package, release.version, extras, pythonVersion);
+    const std::string with = release.with.empty() ? "" : "-with-" + digestOf(release.with);
+    const fs::path venv = cacheDir() / "venvs" / fmt::format("{}-{}{}{}-py{}", release.package, release.version,
+                                                             extras, with, pythonVersion);
     const fs::path wheels = cacheDir() / "wheels";
     const std::string venvPython = (venv / "bin" / "python").string();
     if (fs::exists(venv / kReadyMarker)) {
@@ -195,7 +215,8 @@ std::string ensureReleaseEnvironment(const Release& release, std::chrono::second
         fs::last_write_time(venv / kReadyMarker, fs::file_time_type::clock::now(), ignored);
         return venvPython;
     }
-    log::info("making the environment for {} (Python {}) in {} with {}", requirementOf(release), pythonVersion,
+    log::info("making the environment for {}{} (Python {}) in {} with {}", requirementOf(release),
+              release.with.empty() ? "" : fmt::format(" and {}", fmt::join(release.with, ", ")), pythonVersion,
               venv.string(), installer.kind == Installer::Kind::kUv ? installer.version : "pip");
     fs::remove_all(venv); // a half-made venv from an interrupted run
     fs::create_directories(wheels);
@@ -215,9 +236,13 @@ std::string ensureReleaseEnvironment(const Release& release, std::chrono::second
     if (!succeeded(made))
         throw EnvironmentError(fmt::format("cannot make a venv at {}: {}", venv.string(), tail(made)));
     const std::string requirement = requirementOf(release);
+    std::vector<std::string> requirements{requirement};
+    requirements.insert(requirements.end(), release.with.begin(), release.with.end());
+    const std::string described =
+        release.with.empty() ? requirement : fmt::format("{} with {}", requirement, fmt::join(release.with, ", "));
     // Wheels are kept in the cache's wheelhouse (PyPI's responses here are not cacheable by
     // pip's own cache): install from it, and download into it only what is missing.
-    const std::vector<std::string> offline = installCommand(installer, venvPython, wheels, requirement);
+    const std::vector<std::string> offline = installCommand(installer, venvPython, wheels, requirements);
     auto installed = run(offline, timeout);
     if (!succeeded(installed)) {
         // Downloaded into a directory of its own, then each wheel moved in whole (rename): a
@@ -227,25 +252,27 @@ std::string ensureReleaseEnvironment(const Release& release, std::chrono::second
         const fs::path staging =
             cacheDir() / "downloads" / fmt::format("{}-{}", ::getpid(), downloads.fetch_add(1));
         fs::create_directories(staging);
-        auto downloaded =
-            run(pip(venvPython, {"download", "--only-binary=:all:", "-d", staging.string(), requirement}),
-                timeout);
+        std::vector<std::string> download{"download", "--only-binary=:all:", "-d", staging.string()};
+        download.insert(download.end(), requirements.begin(), requirements.end());
+        auto downloaded = run(pip(venvPython, download), timeout);
         std::error_code ignored;
         for (const auto& entry : fs::directory_iterator(staging, ignored)) {
             if (!fs::exists(wheels / entry.path().filename())) fs::rename(entry.path(), wheels / entry.path().filename(), ignored);
         }
         fs::remove_all(staging, ignored);
         if (!succeeded(downloaded)) {
-            throw EnvironmentError(fmt::format("cannot download {} for Python {}: {}", requirement,
+            throw EnvironmentError(fmt::format("cannot download {} for Python {}: {}", described,
                                                pythonVersion, pipFailure(downloaded)));
         }
         installed = run(offline, timeout);
         if (!succeeded(installed)) {
             throw EnvironmentError(
-                fmt::format("cannot install {}: {}", requirement, installFailure(installer, installed)));
+                fmt::format("cannot install {}: {}", described, installFailure(installer, installed)));
         }
     }
-    std::ofstream(venv / kReadyMarker) << requirement << "\n";
+    std::ofstream ready(venv / kReadyMarker);
+    for (const std::string& line : requirements)
+        ready << line << "\n";
     return venvPython;
 }
 

@@ -31,6 +31,7 @@ struct Release {
     std::string package;
     std::vector<std::string> extras;
     std::string version;
+    std::vector<std::string> with; // requirements installed beside it ("numpy<2.5"), in its venv
 };
 
 // "nvidia-cutlass-dsl[cu13]==4.6.1"
@@ -50,7 +51,7 @@ struct Installer {
 Installer chooseInstaller(const std::string& name);
 
 // The interpreter of a venv holding the release, made if missing (its venv's name carries the
-// extras: nvidia-cutlass-dsl-4.6.1+cu13-py3.11). Missing wheels are downloaded by pip into the
+// extras and a digest of the `with` requirements: nvidia-cutlass-dsl-4.6.1+cu13-with-1f0c3a9e-py3.11). Missing wheels are downloaded by pip into the
 // wheelhouse, then the installer installs offline from it. Throws EnvironmentError (with the
 // tail of the installer's output) when it cannot be made.
 std::string ensureReleaseEnvironment(const Release& release, std::chrono::seconds timeout,

@@ -29,8 +29,9 @@ BisectReport readBisectReport(const std::string& file) {
 }
 
 std::string identity(const BisectReport& report) {
-    return fmt::format("package {}{}, target {}, Python {}", report.package,
+    return fmt::format("package {}{}{}, target {}, Python {}", report.package,
                        report.extras.empty() ? "" : fmt::format("[{}]", fmt::join(report.extras, ",")),
+                       report.with.empty() ? "" : fmt::format(" with {}", fmt::join(report.with, ", ")),
                        report.target, report.pythonVersion);
 }
 
@@ -46,6 +47,7 @@ BisectReport mergeBisectReports(const std::vector<std::string>& files) {
         if (i == 0) {
             merged.package = part.package;
             merged.extras = part.extras;
+            merged.with = part.with;
             merged.target = part.target;
             merged.pythonVersion = part.pythonVersion;
         } else if (identity(part) != identity(merged)) {

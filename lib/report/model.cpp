@@ -199,6 +199,7 @@ std::optional<BisectReport> bisectReportFromJson(const json& in) {
             bisect.rows.push_back(std::move(row));
         }
         if (in.contains("extras")) in.at("extras").get_to(bisect.extras);
+        if (in.contains("with")) in.at("with").get_to(bisect.with);
         if (in.contains("version_order")) in.at("version_order").get_to(bisect.versionOrder);
         if (in.contains("shard") && !in.at("shard").is_null()) in.at("shard").get_to(bisect.shard);
         computeTransitions(bisect);

@@ -141,10 +141,13 @@ class ShardsAndJobs(unittest.TestCase):
         other = dict(report, package="something-else")
         with open(os.path.join(WORK, "other.json"), "w") as out:
             json.dump(other, out)
+        with open(os.path.join(WORK, "with.json"), "w") as out:
+            json.dump(dict(report, **{"with": ["numpy<2.5"], "versions": []}), out)
         with open(os.path.join(WORK, "gate.json"), "w") as out:
             json.dump(report["versions"][0]["report"], out)
         for files, message in [([one, one], "gated 1.0 as well as"),
                                ([one, os.path.join(WORK, "other.json")], "is of package something-else"),
+                               ([one, os.path.join(WORK, "with.json")], "with numpy<2.5, target"),
                                ([os.path.join(WORK, "gate.json")], "is not a `leakgate bisect --json` report"),
                                ([os.path.join(WORK, "missing.json")], "cannot read")]:
             with self.subTest(message=message):
@@ -180,6 +183,31 @@ class Selection(unittest.TestCase):
         self.assertIn(f"{make_history.DIST}[fast]", run.stdout)
         self.assertTrue(os.path.isdir(os.path.join(WORK, "cache", "venvs",
                                                    f"{make_history.DIST}-1.5+fast-py%d.%d" % sys.version_info[:2])))
+
+    def test_with_installs_a_requirement_beside_every_release_in_a_venv_of_its_own(self):
+        run, report = bisect("--versions", "1.5", "--with", "leakgate-history-fast")
+        self.assertEqual(report["with"], ["leakgate-history-fast"], run.stderr)
+        self.assertEqual(report["versions"][0]["cells"]["decorate-frame-cycle"]["status"], "fail", run.stdout)
+        self.assertIn(f"{make_history.DIST} with leakgate-history-fast, target", run.stdout)
+        suffix = "-py%d.%d" % sys.version_info[:2]
+        venvs = [name for name in os.listdir(os.path.join(WORK, "cache", "venvs"))
+                 if name.startswith(f"{make_history.DIST}-1.5-with-") and name.endswith(suffix)]
+        self.assertEqual(len(venvs), 1, os.listdir(os.path.join(WORK, "cache", "venvs")))
+        with open(os.path.join(WORK, "cache", "venvs", venvs[0], ".leakgate-ready")) as ready:
+            self.assertEqual(ready.read().split("\n"),
+                             [f"{make_history.DIST}==1.5", "leakgate-history-fast", ""])
+        # the same release without it is still clean: its venv is another one
+        self.assertEqual(bisect("--versions", "1.5")[1]["versions"][0]["cells"]["decorate-frame-cycle"]["status"],
+                         "pass")
+
+    def test_with_an_option_or_nothing_is_a_usage_error_that_installs_nothing(self):
+        for requirement in ("--with=-e.", "--with=--index-url=http://example.invalid", "--with= "):
+            with self.subTest(requirement=requirement):
+                run, report = bisect("--versions", "1.5", requirement, cache="cache-with")
+                self.assertEqual(run.returncode, 2, run.stderr)
+                self.assertIn("give a requirement", run.stderr)
+                self.assertIsNone(report)
+                self.assertFalse(os.path.exists(os.path.join(WORK, "cache-with", "venvs")))
 
     def test_bad_selections_are_usage_errors_that_install_nothing(self):
         for args, message in [(["--versions", "1.0,>=1.1"], "either a list of versions or one specifier set"),

@@ -81,6 +81,7 @@ std::string formatBisectJson(const BisectReport& report) {
                 {"command", "bisect"},
                 {"package", report.package},
                 {"extras", report.extras},
+                {"with", report.with},
                 {"target", report.target},
                 {"python", {{"version", report.pythonVersion}}},
                 {"version_order", report.versionOrder},

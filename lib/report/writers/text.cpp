@@ -291,8 +291,10 @@ std::string transitionsText(const BisectReport& report, const TextOptions& optio
 std::string formatBisectText(const BisectReport& report, const TextOptions& options) {
     const std::string package =
         report.extras.empty() ? report.package : fmt::format("{}[{}]", report.package, fmt::join(report.extras, ","));
-    std::string out = fmt::format("leakgate bisect: {}, target {} (Python {}){}\n\n", package, report.target,
-                                  report.pythonVersion, report.shard.empty() ? "" : ", shard " + report.shard);
+    std::string out = fmt::format("leakgate bisect: {}{}, target {} (Python {}){}\n\n", package,
+                                  report.with.empty() ? "" : fmt::format(" with {}", fmt::join(report.with, ", ")),
+                                  report.target, report.pythonVersion,
+                                  report.shard.empty() ? "" : ", shard " + report.shard);
     size_t width = 5;
     for (const auto& check : report.checks)
         width = std::max(width, check.size());

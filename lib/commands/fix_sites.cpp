@@ -85,15 +85,22 @@ std::vector<std::string> fixSiteFiles(const std::vector<WorkloadResult*>& result
 
 void placeFixSites(WorkloadResult& result, const std::vector<Finding>& lint) {
     for (Finding& finding : result.findings) {
-        if (finding.fixSite) continue;
         if (std::string local = closingLocal(finding); !local.empty()) {
             if (const Finding* binding = bindingOf(finding, local, lint)) {
+                // The scanner's fix site is the one statement that binds the local (from the
+                // bytecode); the lint's is the statement that puts the frame or the exception in
+                // it (`errors[name] = exc`, not `errors = {}`): it wins.
+                if (finding.fixSite) {
+                    const std::string scanners = fmt::format("Line {} binds `{}` ({}). ", finding.fixSite->line,
+                                                             local, fileName(finding.fixSite->file));
+                    if (finding.fix.starts_with(scanners)) finding.fix.erase(0, scanners.size());
+                }
                 const FrameInfo& where = binding->frames.front();
                 finding.fixSite = where;
                 finding.fix = fmt::format("Line {} binds `{}` ({}). {}", where.line, local, fileName(where.file),
                                           finding.fix);
             }
-        } else if (std::string attribute = holdingAttribute(finding); !attribute.empty()) {
+        } else if (std::string attribute = holdingAttribute(finding); !attribute.empty() && !finding.fixSite) {
             if (const Finding* store = storeOf(attribute, lint)) {
                 const FrameInfo& where = store->frames.front();
                 std::string kept = finding.frames.empty() ? "" : finding.frames.front().function;

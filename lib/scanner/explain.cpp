@@ -687,6 +687,65 @@ std::string fixFor(const Finding& finding) {
            "`finally`.";
 }
 
+namespace {
+
+// What finds the lines that bind a local: dis, on every Python from 3.10 (3.11 and later give each
+// instruction its own position; 3.13 combines two stores, or a store and a load, in one).
+constexpr const char* kBindingLines = R"(
+def binding_lines(code, name):
+    import dis
+    parameters = code.co_argcount + code.co_kwonlyargcount
+    parameters += bool(code.co_flags & 0x04) + bool(code.co_flags & 0x08)
+    if name in code.co_varnames[:parameters]:
+        return []  # bound by the call, not by a statement
+    starts = dict(dis.findlinestarts(code))
+    lines, line = set(), None
+    for instruction in dis.get_instructions(code):
+        if starts.get(instruction.offset) is not None:
+            line = starts[instruction.offset]
+        op, value = instruction.opname, instruction.argval
+        if op in ("STORE_FAST", "STORE_DEREF"):
+            names = (value,)
+        elif op == "STORE_FAST_STORE_FAST":
+            names = value if isinstance(value, tuple) else (value,)
+        elif op == "STORE_FAST_LOAD_FAST":
+            names = value[:1] if isinstance(value, tuple) else (value,)
+        else:
+            continue
+        if name in names:
+            positions = getattr(instruction, "positions", None)
+            at = positions.lineno if positions is not None and positions.lineno else line
+            if at:
+                lines.add(at)
+    return sorted(lines)
+)";
+
+// The one line of `code` whose statement binds the local `name`; nothing when no statement does
+// (a parameter), when several do (which one bound the value kept is not known here), or when
+// dis could not say. Leaves no Python error set.
+std::optional<int> bindingLine(PyObject* code, const std::string& name) {
+    OwnedRef globals = own(PyDict_New());
+    if (!globals) {
+        PyErr_Clear();
+        return std::nullopt;
+    }
+    PyDict_SetItemString(globals.get(), "__builtins__", PyEval_GetBuiltins());
+    OwnedRef ran = own(PyRun_String(kBindingLines, Py_file_input, globals.get(), globals.get()));
+    PyObject* function = ran ? PyDict_GetItemString(globals.get(), "binding_lines") : nullptr;
+    OwnedRef lines = function ? own(PyObject_CallFunction(function, "Os", code, name.c_str())) : OwnedRef{};
+    std::optional<int> line;
+    if (lines && PyList_Check(lines.get()) && PyList_GET_SIZE(lines.get()) == 1)
+        line = static_cast<int>(PyLong_AsLong(PyList_GET_ITEM(lines.get(), 0)));
+    PyDict_Clear(globals.get()); // the function and its globals are a cycle: broken, not left to gc
+    if (PyErr_Occurred()) {
+        PyErr_Clear();
+        return std::nullopt;
+    }
+    return line;
+}
+
+} // namespace
+
 FrameCycles explainGarbage(std::span<PyObject* const> garbage) {
     ObjectGraph graph = ObjectGraph::build(garbage);
     Components components = Components::find(graph);
@@ -704,6 +763,8 @@ FrameCycles explainFrameCycles(const ObjectGraph& garbage, const Components& com
         // The culprit is a @contextmanager generator closed by contextlib's __exit__: it yields
         // while it handles an exception (3.12 and later keep its frame in the traceback).
         bool contextManagerGenerator = false;
+        // The statement that binds the closing local, when one alone does: the fix site.
+        std::optional<FrameInfo> binding;
         std::vector<NodeId> members;
         int occurrences = 0;
     };
@@ -727,6 +788,13 @@ FrameCycles explainFrameCycles(const ObjectGraph& garbage, const Components& com
         if (group.occurrences++ == 0) {
             // The first cycle of a group is the one the report shows: only it needs its chain.
             setPinnedFrames(finding, garbage, culprit->frame);
+            if (!finding.path.empty() && finding.path.front().kind == "local" && !finding.locals.empty()) {
+                if (std::optional<int> line = bindingLine(code.get(), finding.locals.front())) {
+                    FrameInfo where = frameInfo(frame);
+                    where.line = *line;
+                    group.binding = where;
+                }
+            }
             group.finding = std::move(finding);
             group.throughOwnLocals = culprit->throughOwnLocals;
             if (culprit->mechanism) {
@@ -777,6 +845,12 @@ FrameCycles explainFrameCycles(const ObjectGraph& garbage, const Components& com
         } else if (!group.mechanism.empty()) {
             finding.fix = fmt::format("{} is the mechanism, not the fix site: change what `{}` does with "
                                       "it. {}", group.mechanism, finding.frames.front().function, finding.fix);
+        }
+        if (group.binding) {
+            // The statement to change is the one that binds the local, not the `return`.
+            finding.fixSite = group.binding;
+            finding.fix = fmt::format("Line {} binds `{}` ({}). {}", group.binding->line, finding.locals.front(),
+                                      baseName(group.binding->file), finding.fix);
         }
         findings.push_back(std::move(finding));
     }

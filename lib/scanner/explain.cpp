@@ -718,30 +718,96 @@ def binding_lines(code, name):
             if at:
                 lines.add(at)
     return sorted(lines)
+
+
+def cell_owner(globals_, code, name):
+    """The code object that binds the free variable `name` of the nested `code`: the function whose
+    co_consts holds `code` and whose co_cellvars names `name`, found from the module's functions and
+    classes (read statically: no attribute code runs). None when not found."""
+    import types
+    if name not in code.co_freevars:
+        return None
+    roots, seen = [], set()
+    for value in list(globals_.values()):
+        candidates = [value]
+        if isinstance(value, type):
+            candidates = list(vars(value).values())
+        for candidate in candidates:
+            if isinstance(candidate, (staticmethod, classmethod)):
+                candidate = candidate.__func__
+            elif isinstance(candidate, property):
+                candidates += [f for f in (candidate.fget, candidate.fset, candidate.fdel) if f]
+                continue
+            for _ in range(8):  # through decorators' __wrapped__ (functools.wraps)
+                if type(candidate) is not types.FunctionType:
+                    break
+                roots.append(candidate.__code__)
+                candidate = candidate.__dict__.get("__wrapped__")
+    while roots:
+        outer = roots.pop()
+        if id(outer) in seen:
+            continue
+        seen.add(id(outer))
+        for const in outer.co_consts:
+            if const is code:
+                return outer if name in outer.co_cellvars else None
+            if type(const) is type(code):
+                roots.append(const)
+    return None
 )";
 
 // The one line of `code` whose statement binds the local `name`; nothing when no statement does
 // (a parameter), when several do (which one bound the value kept is not known here), or when
 // dis could not say. Leaves no Python error set.
-std::optional<int> bindingLine(PyObject* code, const std::string& name) {
+// The helpers above, in a namespace of their own: call `function` with `args`, then break the
+// cycle between the helpers and their globals (gc is off in the workers).
+OwnedRef callHelper(const char* function, PyObject* args) {
     OwnedRef globals = own(PyDict_New());
-    if (!globals) {
-        PyErr_Clear();
-        return std::nullopt;
-    }
+    if (!globals || !args) return {};
     PyDict_SetItemString(globals.get(), "__builtins__", PyEval_GetBuiltins());
     OwnedRef ran = own(PyRun_String(kBindingLines, Py_file_input, globals.get(), globals.get()));
-    PyObject* function = ran ? PyDict_GetItemString(globals.get(), "binding_lines") : nullptr;
-    OwnedRef lines = function ? own(PyObject_CallFunction(function, "Os", code, name.c_str())) : OwnedRef{};
+    PyObject* helper = ran ? PyDict_GetItemString(globals.get(), function) : nullptr;
+    OwnedRef out = helper ? own(PyObject_CallObject(helper, args)) : OwnedRef{};
+    PyDict_Clear(globals.get());
+    return out;
+}
+
+std::optional<int> bindingLine(PyObject* code, const std::string& name) {
+    OwnedRef args = own(Py_BuildValue("(Os)", code, name.c_str()));
+    OwnedRef lines = callHelper("binding_lines", args.get());
     std::optional<int> line;
     if (lines && PyList_Check(lines.get()) && PyList_GET_SIZE(lines.get()) == 1)
         line = static_cast<int>(PyLong_AsLong(PyList_GET_ITEM(lines.get(), 0)));
-    PyDict_Clear(globals.get()); // the function and its globals are a cycle: broken, not left to gc
     if (PyErr_Occurred()) {
         PyErr_Clear();
         return std::nullopt;
     }
     return line;
+}
+
+// Where the closure cell `name` of `frame` (a free variable of its code) is bound: in the enclosing
+// function, which owns the variable. Its name, file and the one line that binds it; nothing when
+// the enclosing code is not found from the frame's globals or several statements bind it.
+std::optional<FrameInfo> cellOwnerBinding(PyObject* frame, PyObject* code, const std::string& name) {
+    OwnedRef globals = own(PyObject_GetAttrString(frame, "f_globals"));
+    OwnedRef args = globals ? own(Py_BuildValue("(OOs)", globals.get(), code, name.c_str())) : OwnedRef{};
+    OwnedRef outer = callHelper("cell_owner", args.get());
+    std::optional<FrameInfo> where;
+    if (outer && PyCode_Check(outer.get())) {
+        if (std::optional<int> line = bindingLine(outer.get(), name)) {
+            auto* owner = reinterpret_cast<PyCodeObject*>(outer.get());
+#if PY_VERSION_HEX >= 0x030B0000
+            PyObject* qualified = owner->co_qualname;
+#else
+            PyObject* qualified = owner->co_name;
+#endif
+            const char* function = PyUnicode_AsUTF8(qualified);
+            const char* file = PyUnicode_AsUTF8(owner->co_filename);
+            if (function && file) where = FrameInfo{function, file, *line};
+        }
+    }
+    if (PyErr_Occurred()) PyErr_Clear();
+    return where;
 }
 
 } // namespace
@@ -763,8 +829,10 @@ FrameCycles explainFrameCycles(const ObjectGraph& garbage, const Components& com
         // The culprit is a @contextmanager generator closed by contextlib's __exit__: it yields
         // while it handles an exception (3.12 and later keep its frame in the traceback).
         bool contextManagerGenerator = false;
-        // The statement that binds the closing local, when one alone does: the fix site.
+        // The statement that binds the closing local, when one alone does: the fix site. For a
+        // closure cell, it is the enclosing function's (`cellOwner`), which owns the variable.
         std::optional<FrameInfo> binding;
+        bool cellOwner = false;
         std::vector<NodeId> members;
         int occurrences = 0;
     };
@@ -794,6 +862,9 @@ FrameCycles explainFrameCycles(const ObjectGraph& garbage, const Components& com
                     where.line = *line;
                     group.binding = where;
                 }
+            } else if (!finding.path.empty() && finding.path.front().kind == "cell" && !finding.locals.empty()) {
+                group.binding = cellOwnerBinding(frame, code.get(), finding.locals.front());
+                group.cellOwner = group.binding.has_value();
             }
             group.finding = std::move(finding);
             group.throughOwnLocals = culprit->throughOwnLocals;
@@ -846,7 +917,14 @@ FrameCycles explainFrameCycles(const ObjectGraph& garbage, const Components& com
             finding.fix = fmt::format("{} is the mechanism, not the fix site: change what `{}` does with "
                                       "it. {}", group.mechanism, finding.frames.front().function, finding.fix);
         }
-        if (group.binding) {
+        if (group.binding && group.cellOwner) {
+            // The variable is the enclosing function's: its binding is what to change.
+            finding.fixSite = group.binding;
+            finding.fix = fmt::format("`{}` belongs to `{}`, which binds it at line {} ({}): fix it there, not in "
+                                      "`{}`, whose frame the cell's contents keep. {}",
+                                      finding.locals.front(), group.binding->function, group.binding->line,
+                                      baseName(group.binding->file), finding.frames.front().function, finding.fix);
+        } else if (group.binding) {
             // The statement to change is the one that binds the local, not the `return`.
             finding.fixSite = group.binding;
             finding.fix = fmt::format("Line {} binds `{}` ({}). {}", group.binding->line, finding.locals.front(),

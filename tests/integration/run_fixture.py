@@ -49,7 +49,7 @@ import tempfile
 
 SKIP = 77
 SCHEMA = "leakgate/1"
-FINDING_KEYS = ("function", "local", "pins", "pins-held", "stored-by", "bound-at", "min-bytes")
+FINDING_KEYS = ("function", "local", "pins", "pins-held", "stored-by", "bound-at", "fix-in", "min-bytes")
 
 _DIRECTIVE = re.compile(
     r"^\s*#\s*(expect|args)(?:\s*\(\s*python\s*(>=|<)\s*(\d+)\.(\d+)\s*\))?\s*:\s*(.*?)\s*$"
@@ -242,7 +242,11 @@ def finding_satisfies(finding: dict, exp: Expectation, co_name_only: bool) -> li
             size = finding.get("bytes")
             ok = isinstance(size, int) and not isinstance(size, bool) and size >= int(value)
         elif key == "bound-at":  # the line whose statement binds the closing local (the fix site)
-            ok = str(finding.get("fix", "")).startswith(f"Line {value} binds ")
+            site = finding.get("fix_site") if isinstance(finding.get("fix_site"), dict) else {}
+            ok = str(site.get("line")) == value
+        elif key == "fix-in":  # the function of the fix site (a closure cell's: the enclosing one)
+            site = finding.get("fix_site") if isinstance(finding.get("fix_site"), dict) else {}
+            ok = function_matches(value, site.get("function"), co_name_only)
         elif key == "stored-by":  # the function whose statement stores the frame on an attribute
             ok = f"stored by `{value}`" in str(finding.get("summary", ""))
         elif key == "pins-held":  # FUNCTION:EDGE, a pinned frame held by that edge first

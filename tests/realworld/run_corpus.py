@@ -206,6 +206,15 @@ def culprit_matches(expected, found):
     return a[-n:] == b[-n:]
 
 
+def named_culprit(finding):
+    """The function a finding says to change: its fix site's (the function that binds the closing
+    local; for a closure cell, the enclosing function that owns it), else its culprit frame's."""
+    site = finding.get("fix_site") or {}
+    if site.get("function"):
+        return site["function"]
+    return finding["frames"][0]["function"] if finding.get("frames") else ""
+
+
 def judge_leakgate(lg):
     cycles = [f for f in lg["findings"] if f.get("kind") == "frame-cycle"]
     if lg["error"]:
@@ -273,12 +282,11 @@ def summarize(case, rows):
                                  % (case.name, role, version, lv, lg["rc"], want, why))
     leak = s.get("leaking", {})
     cycles = leak.get("cycles") or []
-    found = cycles[0]["frames"][0]["function"] if cycles and cycles[0].get("frames") else ""
+    found = named_culprit(cycles[0]) if cycles else ""
     s["oracle_only"] = (leak.get("leakgate") == "n/a")
     s["found"] = found
     s["match"] = culprit_matches(case.culprit, found)
-    s["match_other"] = [i for i, f in enumerate(cycles) if i and f.get("frames")
-                        and culprit_matches(case.culprit, f["frames"][0]["function"])]
+    s["match_other"] = [i for i, f in enumerate(cycles) if i and culprit_matches(case.culprit, named_culprit(f))]
     s["locals"] = ", ".join(cycles[0].get("locals") or []) if cycles else ""
     # The frame-cycle check's amount is the bytes of all its findings together (findings can
     # pin the same objects, so their `bytes` do not add up).

@@ -19,18 +19,31 @@ namespace {
 namespace py = pybind11;
 using nlohmann::json;
 
-// Bytes of the non-host payloads (device, torch) of the sentinels that sit in `garbage`, by kind.
-std::map<std::string, std::int64_t> payloadBytesIn(std::span<PyObject* const> garbage) {
-    std::map<std::string, std::int64_t> bytes;
-    if (!sessionActive()) return bytes;
+// The non-host payloads (device, torch) of the sentinels that sit in `garbage`, by the object
+// that holds each.
+scanner::Payloads payloadsIn(std::span<PyObject* const> garbage) {
+    scanner::Payloads payloads;
+    if (!sessionActive()) return payloads;
     std::unordered_set<PyObject*> saved;
     for (const TrackedSentinel& sentinel : sentinelRegistry()) {
         if (sentinel.kind == "host") continue;
         if (saved.empty()) saved.insert(garbage.begin(), garbage.end());
         // The collector cleared the weakrefs of what it saved: identity is the test (of a sentinel
         // alive after the return, read by the sentinel probe, so no other object took its address).
-        if (sentinel.aliveAfterReturn && saved.count(sentinel.identity)) bytes[sentinel.kind] += sentinel.bytes;
+        if (sentinel.aliveAfterReturn && saved.count(sentinel.identity)) {
+            scanner::Payload& payload = payloads[sentinel.identity];
+            payload.kind = sentinel.kind;
+            payload.bytes += sentinel.bytes;
+        }
     }
+    return payloads;
+}
+
+// Their bytes, by kind.
+std::map<std::string, std::int64_t> bytesByKind(const scanner::Payloads& payloads) {
+    std::map<std::string, std::int64_t> bytes;
+    for (const auto& [object, payload] : payloads)
+        bytes[payload.kind] += payload.bytes;
     return bytes;
 }
 
@@ -39,7 +52,8 @@ class FrameCycleProbe final : public Probe {
     std::string_view name() const override { return "frame-cycle"; }
 
     void inGarbage(std::span<PyObject* const> garbage, WorkloadResult& result) override {
-        scanner::FrameCycles cycles = scanner::explainGarbage(garbage);
+        const scanner::Payloads payloads = payloadsIn(garbage);
+        scanner::FrameCycles cycles = scanner::explainGarbage(garbage, payloads.empty() ? nullptr : &payloads);
         size_t saved = garbage.size();
         result.details["cyclic_garbage_objects"] = saved;
         auto& findings = cycles.findings;
@@ -78,7 +92,7 @@ class FrameCycleProbe final : public Probe {
             // sys.getsizeof sees host memory only: device (and torch) payloads of sentinels in this
             // garbage are said beside it, from the sentinels' own bytes.
             std::vector<std::string> each;
-            for (const auto& [kind, bytes] : payloadBytesIn(garbage)) {
+            for (const auto& [kind, bytes] : bytesByKind(payloads)) {
                 result.details["pinned_payload_bytes"][kind] = bytes;
                 each.push_back(fmt::format("{} of {} memory", humanBytes(bytes), kind));
             }

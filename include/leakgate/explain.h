@@ -8,16 +8,29 @@
 #include <Python.h>
 
 #include <cstdint>
+#include <map>
 #include <span>
+#include <string>
+#include <unordered_map>
 #include <vector>
 
 namespace leakgate::scanner {
 
-// Objects pinned and their summed sys.getsizeof, plus the untracked data only they refer to.
+// Objects pinned and their summed sys.getsizeof, plus the untracked data only they refer to; and
+// the payloads among them that sys.getsizeof does not see, by kind (when they were given).
 struct Footprint {
     std::int64_t objects = 0;
     std::int64_t bytes = 0;
+    std::map<std::string, std::int64_t> payloadBytes;
 };
+
+// A payload that sys.getsizeof does not see (a device sentinel's allocation), keyed by the object
+// that holds it: its kind ("device", "torch") and bytes.
+struct Payload {
+    std::string kind;
+    std::int64_t bytes = 0;
+};
+using Payloads = std::unordered_map<PyObject*, Payload>;
 
 // One finding per culprit frame (same code and same closing locals), most bytes first. Findings
 // may pin the same objects (a shared caller chain); `total` counts each pinned object once.
@@ -33,7 +46,8 @@ struct FrameCycles {
 };
 
 // The frame cycles among `garbage` (borrowed), typically what a DEBUG_SAVEALL collection saved:
-// the span a probe's inGarbage() receives. Call with the GIL held.
-LEAKGATE_API FrameCycles explainGarbage(std::span<PyObject* const> garbage);
+// the span a probe's inGarbage() receives. Call with the GIL held. With `payloads`, each finding's
+// `payloadBytes` holds those among the objects it pins.
+LEAKGATE_API FrameCycles explainGarbage(std::span<PyObject* const> garbage, const Payloads* payloads = nullptr);
 
 } // namespace leakgate::scanner

@@ -68,6 +68,9 @@ struct Finding {
     std::string root;                // retained-frame: the live root the path starts from
     std::int64_t objects = 0;        // objects pinned (estimate)
     std::int64_t bytes = 0;          // their summed sys.getsizeof (estimate)
+    // What sys.getsizeof cannot see: the payloads of the sentinels among the objects pinned, by
+    // kind ("device", "torch"), for a frame-cycle finding.
+    std::map<std::string, std::int64_t> payloadBytes;
     std::string fix;                 // the fix pattern, in words
     // The statement to change, where the lint found it for a dynamic finding: the line that binds
     // a cycle's closing local, or the store of a frame on an attribute (SARIF's primary location).

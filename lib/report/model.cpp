@@ -280,6 +280,7 @@ void to_json(json& out, const Finding& finding) {
                {"bytes", finding.bytes}, {"fix", finding.fix}};
     if (finding.column) out["column"] = *finding.column;
     if (finding.fixSite) out["fix_site"] = *finding.fixSite;
+    if (!finding.payloadBytes.empty()) out["payload_bytes"] = finding.payloadBytes;
     if (!finding.allocationSites.empty()) out["allocation_sites"] = finding.allocationSites;
     if (!finding.cycleShapes.empty()) out["cycle_shapes"] = finding.cycleShapes;
 }
@@ -296,6 +297,10 @@ void from_json(const json& in, Finding& finding) {
     finding.bytes = wholeNumber<std::int64_t>(in.at("bytes"));
     in.at("fix").get_to(finding.fix);
     if (auto site = in.find("fix_site"); site != in.end()) finding.fixSite = site->get<FrameInfo>();
+    if (auto payloads = in.find("payload_bytes"); payloads != in.end() && payloads->is_object()) {
+        for (const auto& [kind, bytes] : payloads->items())
+            finding.payloadBytes[kind] = wholeNumber<std::int64_t>(bytes);
+    }
     // The typed keys replace the steps and frames written for schema leakgate/1.
     if (in.contains("column")) {
         finding.column = wholeNumber<int>(in.at("column"));

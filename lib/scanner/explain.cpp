@@ -466,7 +466,7 @@ int collectReferent(PyObject* referent, void* out) {
 } // namespace
 
 Footprint footprint(const ObjectGraph& graph, std::span<const NodeId> sources,
-                    const std::vector<bool>* excluded) {
+                    const std::vector<bool>* excluded, const Payloads* payloads) {
     Footprint total;
     std::vector<bool> seen(graph.size(), false);
     std::vector<NodeId> stack;
@@ -482,9 +482,15 @@ Footprint footprint(const ObjectGraph& graph, std::span<const NodeId> sources,
     // Untracked containers that go with the objects: what they hold may go with them too.
     std::vector<PyObject*> ownedContainers;
     ObjectSizes sizeOf;
+    auto payloadOf = [&](PyObject* object) {
+        if (!payloads) return;
+        if (auto found = payloads->find(object); found != payloads->end())
+            total.payloadBytes[found->second.kind] += found->second.bytes;
+    };
     auto own = [&](PyObject* leaf) {
         ++total.objects;
         total.bytes += sizeOf(leaf);
+        payloadOf(leaf);
         if (holdsReferences(leaf)) ownedContainers.push_back(leaf);
     };
     while (!stack.empty()) {
@@ -492,6 +498,7 @@ Footprint footprint(const ObjectGraph& graph, std::span<const NodeId> sources,
         stack.pop_back();
         ++total.objects;
         total.bytes += sizeOf(graph.object(node));
+        payloadOf(graph.object(node));
         for (const auto& leaf : graph.untrackedReferents(node)) {
             // One reference in all, and it is ours: counted now, without the sort.
             if (leaf.refcount == 1 && !python::isImmortal(leaf.object)) {
@@ -812,13 +819,14 @@ std::optional<FrameInfo> cellOwnerBinding(PyObject* frame, PyObject* code, const
 
 } // namespace
 
-FrameCycles explainGarbage(std::span<PyObject* const> garbage) {
+FrameCycles explainGarbage(std::span<PyObject* const> garbage, const Payloads* payloads) {
     ObjectGraph graph = ObjectGraph::build(garbage);
     Components components = Components::find(graph);
-    return explainFrameCycles(graph, components);
+    return explainFrameCycles(graph, components, payloads);
 }
 
-FrameCycles explainFrameCycles(const ObjectGraph& garbage, const Components& components) {
+FrameCycles explainFrameCycles(const ObjectGraph& garbage, const Components& components,
+                               const Payloads* payloads) {
     struct Group {
         Finding finding;
         bool throughOwnLocals = false;
@@ -890,14 +898,15 @@ FrameCycles explainFrameCycles(const ObjectGraph& garbage, const Components& com
     for (auto& [key, group] : groups) {
         everyMember.insert(everyMember.end(), group.members.begin(), group.members.end());
     }
-    result.total = footprint(garbage, everyMember);
+    result.total = footprint(garbage, everyMember, nullptr, payloads);
     std::vector<Finding>& findings = result.findings;
     for (auto& [key, group] : groups) {
         Finding& finding = group.finding;
         // One group pins exactly what all of them pin: walk the graph once.
-        Footprint pinned = groups.size() == 1 ? result.total : footprint(garbage, group.members);
+        Footprint pinned = groups.size() == 1 ? result.total : footprint(garbage, group.members, nullptr, payloads);
         finding.objects = pinned.objects;
         finding.bytes = pinned.bytes;
+        finding.payloadBytes = pinned.payloadBytes;
         finding.summary = describeCycle(finding, group.throughOwnLocals);
         if (!group.mechanism.empty()) {
             finding.summary += fmt::format(", closed by {}{}", group.mechanism,
@@ -932,8 +941,15 @@ FrameCycles explainFrameCycles(const ObjectGraph& garbage, const Components& com
         }
         findings.push_back(std::move(finding));
     }
+    // Most memory first, what sys.getsizeof sees and the payloads it does not (device, torch).
+    auto pinnedInAll = [](const Finding& finding) {
+        std::int64_t bytes = finding.bytes;
+        for (const auto& [kind, payload] : finding.payloadBytes)
+            bytes += payload;
+        return bytes;
+    };
     std::stable_sort(findings.begin(), findings.end(),
-                     [](const Finding& a, const Finding& b) { return a.bytes > b.bytes; });
+                     [&](const Finding& a, const Finding& b) { return pinnedInAll(a) > pinnedInAll(b); });
     if (!others.empty()) {
         const std::vector<CycleShape> shapes =
             describeCyclesOf(garbage, components, others, 5, &result.otherShapes, &result.otherObjects);

@@ -18,7 +18,8 @@ namespace leakgate::scanner {
 
 // Frame cycles among the objects a DEBUG_SAVEALL collection saved (`garbage`), from its graph.
 // Call with the GIL held, after the graph is built.
-FrameCycles explainFrameCycles(const ObjectGraph& garbage, const Components& components);
+FrameCycles explainFrameCycles(const ObjectGraph& garbage, const Components& components,
+                               const Payloads* payloads = nullptr);
 
 // Frames that outlived a full collection. `heap` is the graph of every tracked object,
 // `retained` the frames that no thread runs and no generator owns, `external[n]` the references
@@ -41,7 +42,7 @@ std::string retentionRoute(const ObjectGraph& heap, const std::vector<NodeId>& p
                            const std::function<std::string(PyObject*)>& nameRoot);
 
 Footprint footprint(const ObjectGraph& graph, std::span<const NodeId> sources,
-                    const std::vector<bool>* excluded = nullptr);
+                    const std::vector<bool>* excluded = nullptr, const Payloads* payloads = nullptr);
 
 // Cycles of any kind (ctypes objects, dicts, instances): one entry per shape, the sorted type
 // names of a component's members, most bytes pinned first (then most instances); each with the

@@ -170,6 +170,23 @@ class ScanOfAScriptsOwnSentinels(unittest.TestCase):
         self.assertEqual(details["device_memory"]["held_after_return"], 64 << 20)
         self.assertEqual(details["device_memory"]["held_after_collection"], 0)
 
+    def test_each_finding_counts_the_device_payloads_it_pins_and_no_other(self):
+        script = os.path.join(HERE, "..", "..", "fixtures", "cuda", "scan_two_cycles_one_device_sentinel.py")
+        code, report = scan(script, LEAKGATE_LIBCUDA=FAKE_LIBCUDA)
+        self.assertEqual(code, 1)
+        cycles = {f["frames"][0]["function"]: f for f in report["findings"] if f["kind"] == "frame-cycle"}
+        self.assertEqual(sorted(cycles), ["load_config", "train_step"], report["findings"])
+        self.assertEqual(cycles["train_step"]["payload_bytes"], {"device": 64 << 20})
+        self.assertNotIn("payload_bytes", cycles["load_config"])
+        self.assertEqual(report["results"][0]["details"]["pinned_payload_bytes"], {"device": 64 << 20})
+        text = subprocess.run([LEAKGATE, "scan", "--no-color", "--", script], capture_output=True, text=True,
+                              timeout=300, env=dict(os.environ, LEAKGATE_LIBCUDA=FAKE_LIBCUDA)).stdout
+        pins = [line for line in text.splitlines() if line.startswith("  pins ") and "object" in line]
+        self.assertEqual(len(pins), 2, text)
+        self.assertEqual(sum("and 64.0 MiB (67108864 bytes) of device memory" in line for line in pins), 1, text)
+        # the device memory counts in the order of the findings: train_step's first
+        self.assertEqual(report["findings"][0]["frames"][0]["function"], "train_step")
+
     def test_without_a_driver_the_host_sentinel_is_judged_and_cuda_is_not_started(self):
         code, report = scan(SCAN_SCRIPT, LEAKGATE_LIBCUDA="/nonexistent/libcuda.so.1")
         self.assertEqual(code, 1)

@@ -375,6 +375,8 @@ std::string findingHtml(const Finding& finding, const WorkloadResult& result, in
     if (finding.objects > 0 || finding.bytes > 0) {
         out += fmt::format(" &middot; pins {} object{}, about {}", finding.objects,
                            finding.objects == 1 ? "" : "s", esc(humanBytes(finding.bytes)));
+        for (const auto& [kind, bytes] : finding.payloadBytes)
+            out += fmt::format(", and {} of {} memory", esc(humanBytes(bytes)), esc(kind));
     }
     out += "</p>";
     if (finding.kind.starts_with("lint:")) {

@@ -85,7 +85,10 @@ std::string findingText(const Finding& finding) {
     if (finding.harnessFrames > 0)
         out += fmt::format("    ... and {} of leakgate's own\n", finding.harnessFrames);
     if (finding.objects > 0 || finding.bytes > 0) {
-        out += fmt::format("  pins {} objects, about {}\n", finding.objects, humanBytes(finding.bytes));
+        std::string payloads;
+        for (const auto& [kind, bytes] : finding.payloadBytes)
+            payloads += fmt::format(", and {} of {} memory", humanBytes(bytes), kind);
+        out += fmt::format("  pins {} objects, about {}{}\n", finding.objects, humanBytes(finding.bytes), payloads);
     }
     if (!finding.fix.empty()) out += fmt::format("  fix: {}\n", finding.fix);
     return out;

@@ -114,8 +114,11 @@ void writeFinding(std::string& out, const TextOptions& options, const Finding& f
     // A plug-in's finding says what it measured and no more: its reason may be all there is.
     const bool plugin = evidence == Evidence::kPlugin;
     if (!plugin || finding.objects > 0 || finding.bytes > 0) {
-        out += fmt::format("  pins {} object{}, about {}\n", finding.objects,
-                           finding.objects == 1 ? "" : "s", humanBytes(finding.bytes));
+        std::string payloads;
+        for (const auto& [kind, bytes] : finding.payloadBytes)
+            payloads += fmt::format(", and {} of {} memory", humanBytes(bytes), kind);
+        out += fmt::format("  pins {} object{}, about {}{}\n", finding.objects,
+                           finding.objects == 1 ? "" : "s", humanBytes(finding.bytes), payloads);
     }
     if (!plugin || !finding.fix.empty()) out += fmt::format("  fix:   {}\n", finding.fix);
 }

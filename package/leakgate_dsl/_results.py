@@ -46,6 +46,10 @@ class Finding:
     bytes: int
     fix: str
     harness_frames: int = 0
+    # The statement to change, where leakgate found it (the line that binds the closing local).
+    fix_site: Optional[Frame] = None
+    # The sentinels' payloads the finding pins that `bytes` cannot see, by kind: {"device": n}.
+    payload_bytes: dict[str, int] = field(default_factory=dict)
 
     @property
     def culprit(self) -> Optional[Frame]:
@@ -144,6 +148,8 @@ def _finding(data: dict) -> Finding:
         bytes=data.get("bytes", 0),
         fix=data.get("fix", ""),
         harness_frames=data.get("harness_frames", 0),
+        fix_site=_frame(data["fix_site"]) if data.get("fix_site") else None,
+        payload_bytes=dict(data.get("payload_bytes", {})),
     )
 
 

@@ -45,6 +45,9 @@ def test_a_region_explains_the_models_frame_cycle(model):
     cycle = result.frame_cycles[0]
     assert cycle.culprit.function == KERNEL, cycle
     assert "cur_frame" in cycle.locals
+    # the statement to change: the one that binds `cur_frame`, not the culprit's return
+    assert cycle.fix_site is not None and cycle.fix_site.line == 44, cycle
+    assert cycle.payload_bytes == {}
     assert any(frame.function == "decorate_with" for frame in cycle.frames)
     assert result.pinned_bytes >= 64 * MIB
     assert KERNEL in result.text and "cur_frame" in result.text

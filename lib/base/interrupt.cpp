@@ -24,6 +24,24 @@ char g_scratchDirectory[4096];
 std::atomic<bool> g_hasScratchDirectory{false};
 
 
+// Calls visit(name) for each entry of the open directory `dir` that getdents64 returns from its
+// current offset, "." and ".." left out. System calls only: safe in the signal handler.
+template <typename Visit>
+void forEachEntry(int dir, Visit&& visit) {
+    alignas(8) char buffer[4096];
+    for (long got; (got = ::syscall(SYS_getdents64, dir, buffer, sizeof(buffer))) > 0;) {
+        for (long offset = 0; offset < got;) {
+            // struct linux_dirent64: ino (8), off (8), reclen (2), type (1), name
+            unsigned short recordLength;
+            std::memcpy(&recordLength, buffer + offset + 16, sizeof(recordLength));
+            const char* name = buffer + offset + 19;
+            offset += recordLength;
+            if (name[0] == '.' && (name[1] == 0 || (name[1] == '.' && name[2] == 0))) continue;
+            visit(name);
+        }
+    }
+}
+
 // What the killed workers left in other sessions (setsid): once a worker is reaped, those are
 // reparented to us, their subreaper (lib/base/subprocess.h, adoptOrphans), and killed here.
 // System calls only (open, getdents64, read, kill, waitpid).
@@ -35,24 +53,16 @@ void killAdoptedOrphans() {
         int dir = ::open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         if (dir < 0) return;
         bool found = false;
-        alignas(8) char buffer[8192];
-        for (long got; (got = ::syscall(SYS_getdents64, dir, buffer, sizeof(buffer))) > 0;) {
-            for (long offset = 0; offset < got;) {
-                // struct linux_dirent64: ino (8), off (8), reclen (2), type (1), name
-                unsigned short recordLength;
-                std::memcpy(&recordLength, buffer + offset + 16, sizeof(recordLength));
-                const char* name = buffer + offset + 19;
-                offset += recordLength;
-                if (name[0] < '0' || name[0] > '9' || parentOf(name) != self) continue;
-                pid_t orphan = 0;
-                for (const char* digit = name; *digit; ++digit)
-                    orphan = orphan * 10 + (*digit - '0');
-                ::kill(-orphan, SIGKILL);
-                ::kill(orphan, SIGKILL);
-                ::waitpid(orphan, nullptr, 0);
-                found = true;
-            }
-        }
+        forEachEntry(dir, [&](const char* name) {
+            if (name[0] < '0' || name[0] > '9' || parentOf(name) != self) return;
+            pid_t orphan = 0;
+            for (const char* digit = name; *digit; ++digit)
+                orphan = orphan * 10 + (*digit - '0');
+            ::kill(-orphan, SIGKILL);
+            ::kill(orphan, SIGKILL);
+            ::waitpid(orphan, nullptr, 0);
+            found = true;
+        });
         ::close(dir);
         if (!found) return;
     }
@@ -64,23 +74,14 @@ void removeTree(int parent, const char* name, int depth) {
     if (::unlinkat(parent, name, 0) == 0 || depth > 16) return;
     int dir = ::openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     if (dir >= 0) {
-        alignas(8) char buffer[4096];
         // Entries are removed as they are read: read again from the start until nothing is left.
         for (int round = 0; round < 64; ++round) {
             bool removed = false;
             ::lseek(dir, 0, SEEK_SET);
-            for (long got; (got = ::syscall(SYS_getdents64, dir, buffer, sizeof(buffer))) > 0;) {
-                for (long offset = 0; offset < got;) {
-                    // struct linux_dirent64: ino (8), off (8), reclen (2), type (1), name
-                    unsigned short recordLength;
-                    std::memcpy(&recordLength, buffer + offset + 16, sizeof(recordLength));
-                    const char* entry = buffer + offset + 19;
-                    offset += recordLength;
-                    if (entry[0] == '.' && (entry[1] == 0 || (entry[1] == '.' && entry[2] == 0))) continue;
-                    removeTree(dir, entry, depth + 1);
-                    removed = true;
-                }
-            }
+            forEachEntry(dir, [&](const char* entry) {
+                removeTree(dir, entry, depth + 1);
+                removed = true;
+            });
             if (!removed) break;
         }
         ::close(dir);

@@ -33,7 +33,7 @@ _leakgate() {
                          --probe --lint --distinct-values" ;;
         lint)   options="$global $outputs --compile-commands --cxx-flag -I --include --select --ignore
                          --exclude --site-packages-headers --config --no-config -j --jobs" ;;
-        bisect) options="$global --package --versions --from --to --pre --extra --python -j --jobs --shard --installer --target --checks --probe
+        bisect) options="$global --package --versions --from --to --pre --extra --with --python -j --jobs --shard --installer --target --checks --probe
                          --json --junit --sarif --html
                          --timeout --soak-seconds --launch-calls --launch-runs --distinct-values
                          -q --quiet --color --no-color" ;;
@@ -52,7 +52,7 @@ _leakgate() {
         --json|--junit|--sarif|--html|--baseline|--budgets|--probe|--compile-commands|--python|-I|--include|--config)
             COMPREPLY=($(compgen -f -- "$cur")); return ;;
         --timeout|--sentinel-mib|--device-sentinel-mib|--soak-steps|--soak-seconds|--soak-max-mib|--launch-calls|\
-        --launch-runs|--distinct-values|--package|--versions|--from|--to|--extra|--older-than|-j|--jobs|--shard|--cxx-flag|-m|--exclude)
+        --launch-runs|--distinct-values|--package|--versions|--from|--to|--extra|--with|--older-than|-j|--jobs|--shard|--cxx-flag|-m|--exclude)
             return ;; # a value of the user's
     esac
     if [[ $cur == -* ]]; then

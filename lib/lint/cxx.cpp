@@ -1207,6 +1207,19 @@ std::optional<nlohmann::json> firstError(CXTranslationUnit unit, const std::stri
     return std::nullopt;
 }
 
+// A translation unit of `args` (the compiler first); null when libclang could not parse it, `code`
+// says why.
+CXTranslationUnit parseArguments(CXIndex index, const std::vector<std::string>& args, unsigned options,
+                                 CXErrorCode& code) {
+    std::vector<const char*> argv;
+    for (const auto& arg : args)
+        argv.push_back(arg.c_str());
+    CXTranslationUnit unit = nullptr;
+    code = clang::api().clang_parseTranslationUnit2FullArgv(index, nullptr, argv.data(), static_cast<int>(argv.size()),
+                                                            nullptr, 0, options, &unit);
+    return unit;
+}
+
 // --- Python.h, parsed once per command line ----------------------------------------------------
 //
 // Nearly every extension source opens the same way, a `#define PY_SSIZE_T_CLEAN` and then
@@ -1385,14 +1398,9 @@ class PrecompiledOpenings {
             [&](const ChildChannel& channel) {
                 ::setenv("LIBCLANG_NOTHREADS", "1", 1);
                 clang::IndexGuard index;
-                std::vector<const char*> argv;
-                for (const auto& arg : args)
-                    argv.push_back(arg.c_str());
-                CXTranslationUnit raw = nullptr;
-                CXErrorCode code = clang::api().clang_parseTranslationUnit2FullArgv(
-                    index.get(), nullptr, argv.data(), static_cast<int>(argv.size()), nullptr, 0,
-                    CXTranslationUnit_ForSerialization | CXTranslationUnit_Incomplete, &raw);
-                clang::TranslationUnitGuard unit(raw);
+                CXErrorCode code = CXError_Success;
+                clang::TranslationUnitGuard unit(parseArguments(
+                    index.get(), args, CXTranslationUnit_ForSerialization | CXTranslationUnit_Incomplete, code));
                 if (code != CXError_Success || !unit.get() || firstError(unit.get(), header)) return;
                 if (clang::api().clang_saveTranslationUnit(unit.get(), saved.c_str(), 0) == 0)
                     channel.send("saved\n");
@@ -1451,14 +1459,7 @@ void lintTranslationUnit(const std::string& file, const CommandLine& line,
         std::vector<std::string> args = line.args;
         if (withOpening)
             args.insert(args.begin() + static_cast<std::ptrdiff_t>(*line.fileArg), {"-include-pch", *opening});
-        std::vector<const char*> argv;
-        for (const auto& arg : args)
-            argv.push_back(arg.c_str());
-        CXTranslationUnit raw = nullptr;
-        code = clang::api().clang_parseTranslationUnit2FullArgv(
-            index.get(), nullptr, argv.data(), static_cast<int>(argv.size()), nullptr, 0,
-            CXTranslationUnit_KeepGoing, &raw);
-        return raw;
+        return parseArguments(index.get(), args, CXTranslationUnit_KeepGoing, code);
     };
     CXErrorCode code = CXError_Success;
     CXTranslationUnit raw = parse(opening.has_value(), code);

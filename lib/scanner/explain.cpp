@@ -579,13 +579,7 @@ std::vector<CycleShape> describeCyclesOf(const ObjectGraph& garbage, const Compo
                                          std::int64_t* shapeCount, std::int64_t* objectCount) {
     // Grouped by the set of type objects first (no string per member: garbage of a million
     // objects is mostly cycles no frame closes), then by the names the report shows.
-    struct Group {
-        std::int64_t count = 0;
-        std::int64_t objects = 0;
-        ComponentId example = 0;
-        std::vector<ComponentId> components;
-    };
-    std::map<std::vector<PyTypeObject*>, Group> byTypes;
+    std::map<std::vector<PyTypeObject*>, std::vector<ComponentId>> byTypes;
     std::vector<PyTypeObject*> types;
     for (ComponentId component : only) {
         types.clear();
@@ -593,15 +587,12 @@ std::vector<CycleShape> describeCyclesOf(const ObjectGraph& garbage, const Compo
             types.push_back(Py_TYPE(garbage.object(node)));
         std::sort(types.begin(), types.end());
         types.erase(std::unique(types.begin(), types.end()), types.end());
-        Group& group = byTypes.try_emplace(types, Group{0, 0, component, {}}).first->second;
-        group.components.push_back(component);
-        ++group.count;
-        group.objects += static_cast<std::int64_t>(components.members(component).size());
+        byTypes[types].push_back(component);
     }
     std::map<std::string, CycleShape> shapes;
     std::map<std::string, ComponentId> examples;
     std::map<std::string, std::vector<NodeId>> members;
-    for (const auto& [typeSet, group] : byTypes) {
+    for (const auto& [typeSet, group] : byTypes) { // group: its components, the first the example
         std::vector<std::string> names;
         for (PyTypeObject* type : typeSet)
             names.push_back(type->tp_name);
@@ -610,13 +601,13 @@ std::vector<CycleShape> describeCyclesOf(const ObjectGraph& garbage, const Compo
         std::string key = fmt::format("{}", fmt::join(names, ", "));
         CycleShape& shape = shapes[key];
         shape.types = key;
-        shape.count += group.count;
-        shape.objects += group.objects;
-        examples.emplace(key, group.example);
+        shape.count += static_cast<std::int64_t>(group.size());
+        examples.emplace(key, group.front());
         std::vector<NodeId>& nodes = members[key];
-        for (ComponentId component : group.components) {
+        for (ComponentId component : group) {
             auto of = components.members(component);
             nodes.insert(nodes.end(), of.begin(), of.end());
+            shape.objects += static_cast<std::int64_t>(of.size());
         }
     }
     std::vector<CycleShape> ordered;

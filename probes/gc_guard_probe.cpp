@@ -116,11 +116,23 @@ std::string invalidity(bool debugFlags) {
     return "";
 }
 
+void restartCollectionCount() {
+    g_watch.collectedAt.clear();
+    g_watch.ownCollections = 0;
+    g_watch.collectionsAtStart = collectionsSoFar();
+}
+
 class GcGuardProbe final : public Probe {
   public:
     std::string_view name() const override { return "gc-guard"; }
     bool decidesCheck() const override { return false; }
 
+    // A collection before the measurement began frees nothing it counts: the measurement's own
+    // first collection (Measurement::begin) takes all that was garbage then. So collections are
+    // counted from here, and a DSL that collects while it compiles outside the measured code
+    // (torch's Dynamo runs gc.collect(1) after every compile) leaves the measurement valid. A
+    // gc.enable() at any time since the watch started still invalidates it.
+    void before() override { restartCollectionCount(); }
     void afterReturn(WorkloadResult& result) override { check(result, true); }
     void inGarbage(std::span<PyObject* const>, WorkloadResult& result) override { check(result, false); }
     void afterCollection(WorkloadResult& result) override { check(result, true); }

@@ -14,6 +14,8 @@ constexpr BuiltinTarget kBuiltinTargets[] = {
     {"warp", nullptr, "lib/data/targets/warp_dsl.py", "warp-lang", "warp"},
     {"numba-cuda", nullptr, "lib/data/targets/numba_cuda_dsl.py", "numba-cuda", "numba_cuda"},
     {"taichi", nullptr, "lib/data/targets/taichi_dsl.py", "taichi", "taichi"},
+    {"cuda-tile", nullptr, "lib/data/targets/cuda_tile_dsl.py", "cuda-tile", "cuda/tile"},
+    {"torch", nullptr, "lib/data/targets/torch_dsl.py", "torch", "torch"},
 };
 
 } // namespace

@@ -47,7 +47,7 @@ _leakgate() {
         --select|--ignore)
             local done=${cur%"${cur##*,}"}
             COMPREPLY=($(compgen -P "$done" -W "$_leakgate_rules" -- "${cur##*,}")); return ;;
-        --target) COMPREPLY=($(compgen -W "reference cute triton cupy jax warp numba-cuda taichi" -- "$cur") $(compgen -f -- "$cur")); return ;;
+        --target) COMPREPLY=($(compgen -W "reference cute triton cupy jax warp numba-cuda taichi cuda-tile torch" -- "$cur") $(compgen -f -- "$cur")); return ;;
         --installer) COMPREPLY=($(compgen -W "auto uv pip" -- "$cur")); return ;;
         --json|--junit|--sarif|--html|--baseline|--budgets|--probe|--compile-commands|--python|-I|--include|--config)
             COMPREPLY=($(compgen -f -- "$cur")); return ;;

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Two more real DSLs from PyPI through their built-in targets, with no --package (the target knows
+"""More real DSLs from PyPI through their built-in targets, with no --package (the target knows
 it), each held to plain-Python oracles run in the same venv:
 
 - Taichi 1.7.4 (`bisect --target taichi`): decoration (a sentinel in the decorating frame, alive
@@ -8,9 +8,12 @@ it), each held to plain-Python oracles run in the same venv:
   (tests/gpu/real_launch_count.py);
 - numba-cuda 0.30.4 (`bisect --target numba-cuda`): decoration as above, and the frames its import
   leaves in cyclic garbage on a machine where a CUDA driver library fails to load (this one: none
-  at all), with the function that keeps them.
+  at all), with the function that keeps them;
+- cuTile 1.7.0 (`bisect --target cuda-tile`): decoration as above for `ct.kernel` and
+  `ct.function`, and the objects each decoration leaves in cyclic garbage and the blocks it keeps
+  after a full collection (a `ct.function` wrapper refers to itself through its closure).
 
-    test_dsl_taichi_numba.py --leakgate BUILD/leakgate
+    test_dsl_targets.py --leakgate BUILD/leakgate
 Runs on CPython 3.11 only (one Python keeps CI within its time). Exit 77 (skip) with the reason on
 another Python, or when PyPI cannot be reached.
 """
@@ -49,10 +52,13 @@ frames = sum(1 for o in gc.garbage if type(o).__name__ == "frame")
 print(json.dumps({{"alive_before_collection": alive, "frames_in_garbage": frames}}))
 """
 
-# Blocks a decoration keeps after a full collection, per decoration, over 400 distinct functions of
-# a module written to a file (the decorator may read their source), net of a no-op decorator.
+# Per decoration, over 400 distinct functions of a module written to a file (the decorator may read
+# their source), net of a no-op decorator: blocks kept after a full collection, and objects the
+# decorations left in cyclic garbage (what a DEBUG_SAVEALL collection saves). As the decorations
+# workload does, each decoration gets a new function made from one of the module's code objects,
+# so what the decorated function keeps goes with it.
 RETAINED_ORACLE = r"""
-import gc, importlib.util, json, os, sys, tempfile
+import gc, importlib.util, json, os, sys, tempfile, types
 {imports}
 N = 400
 directory = tempfile.mkdtemp()
@@ -68,12 +74,18 @@ def kept(decorate):
     gc.disable()
     before = sys.getallocatedblocks()
     for function in functions:
-        decorate(function)
+        decorate(types.FunctionType(function.__code__, function.__globals__))
+    gc.set_debug(gc.DEBUG_SAVEALL)
     gc.collect()
-    return (sys.getallocatedblocks() - before) / N
+    garbage = len(gc.garbage)
+    gc.garbage.clear()
+    gc.set_debug(0)
+    gc.collect()
+    return (sys.getallocatedblocks() - before) / N, garbage / N
 kept({decorator})  # the first decorations fill the DSL's own caches
-noop = kept(lambda function: function)
-print(json.dumps({{"retained_per_decoration": kept({decorator}) - noop}}))
+noop, decorated = kept(lambda function: function), kept({decorator})
+print(json.dumps({{"retained_per_decoration": decorated[0] - noop[0],
+                  "cyclic_garbage_per_decoration": decorated[1] - noop[1]}}))
 """
 
 # Per instance of one class the decorator decorated, net of instances of the same class undecorated:
@@ -220,6 +232,42 @@ class NumbaCuda(unittest.TestCase):
             self.assertIn("load_driver", answer["functions"])
 
 
+class CudaTile(unittest.TestCase):
+    IMPORTS = "import cuda.tile as ct"
+
+    def test_decoration_verdicts_agree_with_the_oracle(self):
+        for decorate in ("ct.kernel(f)", "ct.function(f)", "ct.kernel(opt_level=3)(f)", "ct.function(host=False)(f)"):
+            with self.subTest(decorate=decorate):
+                answer = oracle("cuda-tile", DECORATION_ORACLE.format(imports=self.IMPORTS, decorate=decorate))
+                clean = not answer["alive_before_collection"] and answer["frames_in_garbage"] == 0
+                for check in ("decorate-sentinels", "decorate-frame-cycle"):
+                    self.assertEqual(checks("cuda-tile")[check], "pass" if clean else "fail", (check, answer))
+
+    def test_what_each_decoration_leaves_agrees_with_the_oracle(self):
+        result = next(r for r in ROWS["cuda-tile"]["report"]["results"]
+                      if r["workload"] == "decorations" and r["role"] == "target")
+        cases = {c["form"]: c for c in result["details"]["cases"]}
+        self.assertEqual(set(cases), {"kernel", "function"})
+        for form, decorator in (("kernel", "ct.kernel"), ("function", "ct.function")):
+            with self.subTest(form=form):
+                answer = oracle("cuda-tile", RETAINED_ORACLE.format(imports=self.IMPORTS, decorator=decorator))
+                garbage = min(cases[form]["runs"]["cyclic_garbage_per_call"])
+                self.assertAlmostEqual(garbage, answer["cyclic_garbage_per_decoration"], delta=0.1, msg=answer)
+                self.assertEqual("decorations-cyclic-garbage" in cases[form]["flagged"],
+                                 answer["cyclic_garbage_per_decoration"] > 0.01, (answer, cases[form]["flagged"]))
+                if answer["retained_per_decoration"] > 0.5:  # kept in every run: the check must see it
+                    self.assertIn("decorations-retained", cases[form]["flagged"], answer)
+
+    def test_the_function_cycle_names_the_wrapper_that_closes_it(self):
+        if checks("cuda-tile")["decorations-cyclic-garbage"] != "fail":
+            self.skipTest("this cuTile leaves no cycle per decoration")
+        finding = next(f for f in findings("cuda-tile", "decorations") if f["kind"] == "decorations-cyclic-garbage")
+        self.assertIn("`function`", finding["summary"])
+        cycles = " ".join(shape["cycle"] for shape in finding["cycle_shapes"])
+        self.assertIn("cell_contents", cycles)
+        self.assertIn("__closure__", cycles)
+
+
 def main():
     global LEAKGATE
     LEAKGATE = sys.argv.pop(sys.argv.index("--leakgate") + 1)
@@ -232,7 +280,8 @@ def main():
               "within its time")
         return 77
     runs = {"taichi": ("1.7.4", "decorate,import,decorations,launch-real"),
-            "numba-cuda": ("0.30.4", "decorate,import")}
+            "numba-cuda": ("0.30.4", "decorate,import"),
+            "cuda-tile": ("1.7.0", "decorate,import,decorations")}
     with tempfile.TemporaryDirectory() as tmp:
         for target, (version, checks_) in runs.items():
             out = os.path.join(tmp, f"{target}.json")

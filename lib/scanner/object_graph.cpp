@@ -119,7 +119,13 @@ struct GraphBuilder {
             return;
         }
         PyObject* referent = pending[i];
-        if (!python::isGcTracked(referent)) graph.leaves_.push_back({referent, Py_REFCNT(referent)});
+        if (!python::isGcTracked(referent)) {
+            const Py_ssize_t refcount = Py_REFCNT(referent);
+            graph.leafObjects_.push_back(referent);
+            graph.leafRefcounts_.push_back(refcount < Py_ssize_t{ObjectGraph::kRefcountOverflow}
+                                               ? static_cast<std::uint32_t>(refcount)
+                                               : ObjectGraph::kRefcountOverflow);
+        }
     }
 
     void walk() {
@@ -140,9 +146,19 @@ struct GraphBuilder {
             size_t next = 0;
             for (size_t node = start; node < end; ++node) {
                 graph.edgeOffsets_.push_back(static_cast<std::uint32_t>(graph.edges_.size()));
-                graph.leafOffsets_.push_back(static_cast<std::uint32_t>(graph.leaves_.size()));
+                const size_t firstLeaf = graph.leafObjects_.size();
+                if (node % ObjectGraph::kLeafBlock == 0)
+                    graph.leafBlocks_.push_back(static_cast<std::uint32_t>(firstLeaf));
                 for (; next < ends[node - start]; ++next)
                     resolve(next);
+                const size_t leaves = graph.leafObjects_.size() - firstLeaf;
+                if (leaves < ObjectGraph::kManyLeaves) {
+                    graph.leafCounts_.push_back(static_cast<std::uint8_t>(leaves));
+                } else {
+                    graph.leafCounts_.push_back(ObjectGraph::kManyLeaves);
+                    graph.manyLeaves_.emplace_back(static_cast<NodeId>(node),
+                                                   static_cast<std::uint32_t>(leaves));
+                }
             }
         }
     }
@@ -193,17 +209,26 @@ ObjectGraph ObjectGraph::build(std::span<PyObject* const> objects) {
 
     graph.frames_.assign(count, false);
     graph.edgeOffsets_.reserve(count + 1);
-    graph.leafOffsets_.reserve(count + 1);
+    graph.leafBlocks_.reserve(count / ObjectGraph::kLeafBlock + 1);
+    graph.leafCounts_.reserve(count);
     graph.edges_.reserve(count * 2);
-    graph.leaves_.reserve(count);
+    graph.leafObjects_.reserve(count);
+    graph.leafRefcounts_.reserve(count);
     GraphBuilder builder{graph, {}, {}, {}};
     builder.pending.reserve(GraphBuilder::kBlock * 8);
     builder.ranks.reserve(GraphBuilder::kBlock * 8);
     builder.walk();
     LEAKGATE_CHECK(graph.edges_.size() < UINT32_MAX);
+    LEAKGATE_CHECK(graph.leafObjects_.size() < UINT32_MAX); // see Leaves: fewer than any saturated count
     graph.edgeOffsets_.push_back(static_cast<std::uint32_t>(graph.edges_.size()));
-    graph.leafOffsets_.push_back(static_cast<std::uint32_t>(graph.leaves_.size()));
     return graph;
+}
+
+std::uint32_t ObjectGraph::manyLeavesOf(NodeId node) const {
+    auto found = std::lower_bound(manyLeaves_.begin(), manyLeaves_.end(), node,
+                                  [](const auto& entry, NodeId key) { return entry.first < key; });
+    LEAKGATE_CHECK(found != manyLeaves_.end() && found->first == node);
+    return found->second;
 }
 
 std::uint32_t ObjectGraph::inDegree(NodeId node) const {

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <optional>
 #include <span>
+#include <utility>
 #include <vector>
 
 namespace leakgate::scanner {
@@ -35,9 +36,53 @@ class ObjectGraph {
         PyObject* object; // Borrowed reference
         Py_ssize_t refcount;
     };
-    std::span<const Leaf> untrackedReferents(NodeId node) const {
-        return {leaves_.data() + leafOffsets_[node], leaves_.data() + leafOffsets_[node + 1]};
+    // A node's leaves, read as Leaf values. They are kept in two arrays, the pointers and their
+    // reference counts in 4 bytes (12 bytes a leaf, not 16: at 1e6 objects of garbage there are
+    // about 850,000 leaves). A count that does not fit is kept as UINT32_MAX and read back as
+    // PY_SSIZE_T_MAX; that changes no finding: a count is only compared with the references
+    // the footprint finds to the leaf, and to reach UINT32_MAX of them it would have to find more
+    // references than a graph holds leaves (fewer than UINT32_MAX) plus 4e9 more in untracked
+    // containers (32 GiB of pointers). The counts that decide a finding are the small ones.
+    class Leaves {
+      public:
+        struct Iterator {
+            const ObjectGraph* graph;
+            std::uint32_t leaf;
+            Leaf operator*() const { return graph->leaf(leaf); }
+            Iterator& operator++() {
+                ++leaf;
+                return *this;
+            }
+            bool operator==(const Iterator& other) const { return leaf == other.leaf; }
+        };
+        size_t size() const { return end_ - first_; }
+        bool empty() const { return end_ == first_; }
+        Leaf operator[](size_t i) const { return graph_->leaf(first_ + static_cast<std::uint32_t>(i)); }
+        // The leaf's index in the graph (for leaf(), leafObject()).
+        std::uint32_t index(size_t i) const { return first_ + static_cast<std::uint32_t>(i); }
+        Iterator begin() const { return {graph_, first_}; }
+        Iterator end() const { return {graph_, end_}; }
+
+      private:
+        friend class ObjectGraph;
+        Leaves(const ObjectGraph* graph, std::uint32_t first, std::uint32_t end)
+            : graph_(graph), first_(first), end_(end) {}
+        const ObjectGraph* graph_;
+        std::uint32_t first_, end_;
+    };
+    Leaves untrackedReferents(NodeId node) const {
+        std::uint32_t first = leafBlocks_[node >> kLeafBlockShift];
+        for (NodeId before = node & ~(kLeafBlock - 1); before < node; ++before)
+            first += leafCountOf(before);
+        return {this, first, first + leafCountOf(node)};
     }
+    // Every leaf of the graph by its index: the leaves of node n, then those of node n + 1.
+    Leaf leaf(std::uint32_t index) const {
+        const std::uint32_t refcount = leafRefcounts_[index];
+        return {leafObjects_[index], refcount == kRefcountOverflow ? PY_SSIZE_T_MAX : refcount};
+    }
+    PyObject* leafObject(std::uint32_t index) const { return leafObjects_[index]; }
+    size_t leafCount() const { return leafObjects_.size(); }
     // How many references to the node come from nodes of the graph (counted on first use).
     std::uint32_t inDegree(NodeId node) const;
     size_t edgeCount() const { return edges_.size(); }
@@ -101,8 +146,24 @@ class ObjectGraph {
     std::vector<PyObject*> objects_;
     std::vector<std::uint32_t> edgeOffsets_;
     std::vector<NodeId> edges_;
-    std::vector<std::uint32_t> leafOffsets_;
-    std::vector<Leaf> leaves_;
+    // Where a node's leaves start, in 1.5 bytes a node where an offset took 4: the first leaf of
+    // every 8th node, and each node's count in a byte. A node with kManyLeaves or more (a large
+    // dict of strings) has its count in manyLeaves_, which few nodes need.
+    static constexpr unsigned kLeafBlockShift = 3;
+    static constexpr NodeId kLeafBlock = NodeId{1} << kLeafBlockShift;
+    static constexpr std::uint8_t kManyLeaves = UINT8_MAX;
+    std::uint32_t leafCountOf(NodeId node) const {
+        const std::uint8_t count = leafCounts_[node];
+        return count != kManyLeaves ? count : manyLeavesOf(node);
+    }
+    std::uint32_t manyLeavesOf(NodeId node) const;
+    std::vector<std::uint32_t> leafBlocks_; // the first leaf of nodes 0, 8, 16...
+    std::vector<std::uint8_t> leafCounts_;
+    std::vector<std::pair<NodeId, std::uint32_t>> manyLeaves_; // by node: (node, count)
+    static constexpr std::uint32_t kRefcountOverflow = UINT32_MAX;
+    std::vector<PyObject*> leafObjects_;
+    std::vector<std::uint32_t> leafRefcounts_; // saturating at kRefcountOverflow
+
     std::vector<bool> frames_;
     mutable std::vector<std::uint32_t> inDegree_; // filled by the first inDegree()
 

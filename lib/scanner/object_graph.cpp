@@ -145,20 +145,13 @@ struct GraphBuilder {
             rank();
             size_t next = 0;
             for (size_t node = start; node < end; ++node) {
-                graph.edgeOffsets_.push_back(static_cast<std::uint32_t>(graph.edges_.size()));
+                const size_t firstEdge = graph.edges_.size();
                 const size_t firstLeaf = graph.leafObjects_.size();
-                if (node % ObjectGraph::kLeafBlock == 0)
-                    graph.leafBlocks_.push_back(static_cast<std::uint32_t>(firstLeaf));
                 for (; next < ends[node - start]; ++next)
                     resolve(next);
-                const size_t leaves = graph.leafObjects_.size() - firstLeaf;
-                if (leaves < ObjectGraph::kManyLeaves) {
-                    graph.leafCounts_.push_back(static_cast<std::uint8_t>(leaves));
-                } else {
-                    graph.leafCounts_.push_back(ObjectGraph::kManyLeaves);
-                    graph.manyLeaves_.emplace_back(static_cast<NodeId>(node),
-                                                   static_cast<std::uint32_t>(leaves));
-                }
+                graph.edgeRuns_.add(static_cast<NodeId>(node), firstEdge, graph.edges_.size() - firstEdge);
+                graph.leafRuns_.add(static_cast<NodeId>(node), firstLeaf,
+                                    graph.leafObjects_.size() - firstLeaf);
             }
         }
     }
@@ -208,9 +201,8 @@ ObjectGraph ObjectGraph::build(std::span<PyObject* const> objects) {
     }
 
     graph.frames_.assign(count, false);
-    graph.edgeOffsets_.reserve(count + 1);
-    graph.leafBlocks_.reserve(count / ObjectGraph::kLeafBlock + 1);
-    graph.leafCounts_.reserve(count);
+    graph.edgeRuns_.reserve(count);
+    graph.leafRuns_.reserve(count);
     graph.edges_.reserve(count * 2);
     graph.leafObjects_.reserve(count);
     graph.leafRefcounts_.reserve(count);
@@ -220,14 +212,28 @@ ObjectGraph ObjectGraph::build(std::span<PyObject* const> objects) {
     builder.walk();
     LEAKGATE_CHECK(graph.edges_.size() < UINT32_MAX);
     LEAKGATE_CHECK(graph.leafObjects_.size() < UINT32_MAX); // see Leaves: fewer than any saturated count
-    graph.edgeOffsets_.push_back(static_cast<std::uint32_t>(graph.edges_.size()));
     return graph;
 }
 
-std::uint32_t ObjectGraph::manyLeavesOf(NodeId node) const {
-    auto found = std::lower_bound(manyLeaves_.begin(), manyLeaves_.end(), node,
+void ObjectGraph::Runs::reserve(size_t nodes) {
+    blocks_.reserve(nodes / kBlock + 1);
+    counts_.reserve(nodes);
+}
+
+void ObjectGraph::Runs::add(NodeId node, size_t first, size_t count) {
+    if (node % kBlock == 0) blocks_.push_back(static_cast<std::uint32_t>(first));
+    if (count < kMany) {
+        counts_.push_back(static_cast<std::uint8_t>(count));
+    } else {
+        counts_.push_back(kMany);
+        many_.emplace_back(node, static_cast<std::uint32_t>(count));
+    }
+}
+
+std::uint32_t ObjectGraph::Runs::manyOf(NodeId node) const {
+    auto found = std::lower_bound(many_.begin(), many_.end(), node,
                                   [](const auto& entry, NodeId key) { return entry.first < key; });
-    LEAKGATE_CHECK(found != manyLeaves_.end() && found->first == node);
+    LEAKGATE_CHECK(found != many_.end() && found->first == node);
     return found->second;
 }
 

@@ -27,7 +27,8 @@ class ObjectGraph {
     std::optional<NodeId> find(PyObject* object) const;
 
     std::span<const NodeId> successors(NodeId node) const {
-        return {edges_.data() + edgeOffsets_[node], edges_.data() + edgeOffsets_[node + 1]};
+        const auto [first, end] = edgeRuns_.of(node);
+        return {edges_.data() + first, edges_.data() + end};
     }
     // A referent outside the set that the collector does not track (strings, bytes, numbers,
     // untracked containers): data a node owns but that can never be garbage by itself. Its
@@ -71,10 +72,8 @@ class ObjectGraph {
         std::uint32_t first_, end_;
     };
     Leaves untrackedReferents(NodeId node) const {
-        std::uint32_t first = leafBlocks_[node >> kLeafBlockShift];
-        for (NodeId before = node & ~(kLeafBlock - 1); before < node; ++before)
-            first += leafCountOf(before);
-        return {this, first, first + leafCountOf(node)};
+        const auto [first, end] = leafRuns_.of(node);
+        return {this, first, end};
     }
     // Every leaf of the graph by its index: the leaves of node n, then those of node n + 1.
     Leaf leaf(std::uint32_t index) const {
@@ -144,23 +143,38 @@ class ObjectGraph {
     std::vector<NodeId> ids_; // by rank
 
     std::vector<PyObject*> objects_;
-    std::vector<std::uint32_t> edgeOffsets_;
+    // Where each node's edges, or leaves, start in their array, in 1.5 bytes a node where an
+    // offset per node took 4 (two such arrays were 8 bytes per object at a scan's peak): the
+    // first entry of every 8th node, and each node's count in a byte. A node with kMany or more
+    // (a large dict of strings, a long list) has its count in many_, which few nodes need.
+    class Runs {
+      public:
+        void reserve(size_t nodes);
+        void add(NodeId node, size_t first, size_t count); // node after node, from 0
+        std::pair<std::uint32_t, std::uint32_t> of(NodeId node) const {
+            std::uint32_t first = blocks_[node >> kBlockShift];
+            for (NodeId before = node & ~(kBlock - 1); before < node; ++before)
+                first += countOf(before);
+            return {first, first + countOf(node)};
+        }
+
+      private:
+        static constexpr unsigned kBlockShift = 3;
+        static constexpr NodeId kBlock = NodeId{1} << kBlockShift;
+        static constexpr std::uint8_t kMany = UINT8_MAX;
+        std::uint32_t countOf(NodeId node) const {
+            const std::uint8_t count = counts_[node];
+            return count != kMany ? count : manyOf(node);
+        }
+        std::uint32_t manyOf(NodeId node) const;
+        std::vector<std::uint32_t> blocks_; // the first entry of nodes 0, 8, 16...
+        std::vector<std::uint8_t> counts_;
+        std::vector<std::pair<NodeId, std::uint32_t>> many_; // by node: (node, count)
+    };
+    Runs edgeRuns_;
     std::vector<NodeId> edges_;
-    // Where a node's leaves start, in 1.5 bytes a node where an offset took 4: the first leaf of
-    // every 8th node, and each node's count in a byte. A node with kManyLeaves or more (a large
-    // dict of strings) has its count in manyLeaves_, which few nodes need.
-    static constexpr unsigned kLeafBlockShift = 3;
-    static constexpr NodeId kLeafBlock = NodeId{1} << kLeafBlockShift;
-    static constexpr std::uint8_t kManyLeaves = UINT8_MAX;
-    std::uint32_t leafCountOf(NodeId node) const {
-        const std::uint8_t count = leafCounts_[node];
-        return count != kManyLeaves ? count : manyLeavesOf(node);
-    }
-    std::uint32_t manyLeavesOf(NodeId node) const;
-    std::vector<std::uint32_t> leafBlocks_; // the first leaf of nodes 0, 8, 16...
-    std::vector<std::uint8_t> leafCounts_;
-    std::vector<std::pair<NodeId, std::uint32_t>> manyLeaves_; // by node: (node, count)
     static constexpr std::uint32_t kRefcountOverflow = UINT32_MAX;
+    Runs leafRuns_;
     std::vector<PyObject*> leafObjects_;
     std::vector<std::uint32_t> leafRefcounts_; // saturating at kRefcountOverflow
 

@@ -188,6 +188,7 @@ frames = [frame_cycle(members) for _ in range(20)]
 gen = generator(members)
 next(gen)
 members += frames + [gen, outside["tracked"], 12345678]
+members.append(members[:300])  # more edges than a byte counts
 members += members[::5]  # listed twice
 )";
 

@@ -477,8 +477,10 @@ Footprint footprint(const ObjectGraph& graph, std::span<const NodeId> sources,
         }
     }
     // Every reference to untracked data from the walked nodes, sorted afterwards so that the
-    // references to one leaf are counted side by side (no map, no allocation per leaf).
-    std::vector<ObjectGraph::Leaf> leafReferences;
+    // references to one leaf are counted side by side (no map, no allocation per leaf). Kept as
+    // indices into the graph's leaves, 4 bytes each where a copy of the leaf took 16: this is
+    // allocated at the peak of a scan, beside the graph and its components.
+    std::vector<std::uint32_t> leafReferences;
     // Untracked containers that go with the objects: what they hold may go with them too.
     std::vector<PyObject*> ownedContainers;
     ObjectSizes sizeOf;
@@ -499,12 +501,14 @@ Footprint footprint(const ObjectGraph& graph, std::span<const NodeId> sources,
         ++total.objects;
         total.bytes += sizeOf(graph.object(node));
         payloadOf(graph.object(node));
-        for (const auto& leaf : graph.untrackedReferents(node)) {
+        const ObjectGraph::Leaves leaves = graph.untrackedReferents(node);
+        for (size_t i = 0; i < leaves.size(); ++i) {
             // One reference in all, and it is ours: counted now, without the sort.
+            const ObjectGraph::Leaf leaf = leaves[i];
             if (leaf.refcount == 1 && !python::isImmortal(leaf.object)) {
                 own(leaf.object);
             } else {
-                leafReferences.push_back(leaf);
+                leafReferences.push_back(leaves.index(i));
             }
         }
         for (NodeId next : graph.successors(node)) {
@@ -517,9 +521,9 @@ Footprint footprint(const ObjectGraph& graph, std::span<const NodeId> sources,
     }
     // Untracked data (a big bytes or bytearray local) goes with the objects only when every
     // reference to it comes from them.
-    std::sort(
-        leafReferences.begin(), leafReferences.end(),
-        [](const ObjectGraph::Leaf& a, const ObjectGraph::Leaf& b) { return a.object < b.object; });
+    std::sort(leafReferences.begin(), leafReferences.end(), [&](std::uint32_t a, std::uint32_t b) {
+        return graph.leafObject(a) < graph.leafObject(b);
+    });
     // Leaves some but not all of whose references come from the objects: an owned untracked
     // container may hold the rest (a payload named by a frame and by its f_locals dict).
     struct Partly {
@@ -529,10 +533,9 @@ Footprint footprint(const ObjectGraph& graph, std::span<const NodeId> sources,
     std::vector<Partly> partlyFound;
     for (size_t first = 0; first < leafReferences.size();) {
         size_t last = first;
-        while (last < leafReferences.size() &&
-               leafReferences[last].object == leafReferences[first].object)
+        const ObjectGraph::Leaf leaf = graph.leaf(leafReferences[first]);
+        while (last < leafReferences.size() && graph.leafObject(leafReferences[last]) == leaf.object)
             ++last;
-        const ObjectGraph::Leaf& leaf = leafReferences[first];
         auto seenReferences = static_cast<Py_ssize_t>(last - first);
         if (!python::isImmortal(leaf.object)) {
             if (leaf.refcount <= seenReferences) {
@@ -591,7 +594,9 @@ std::vector<CycleShape> describeCyclesOf(const ObjectGraph& garbage, const Compo
     }
     std::map<std::string, CycleShape> shapes;
     std::map<std::string, ComponentId> examples;
-    std::map<std::string, std::vector<NodeId>> members;
+    // The footprint's sources: one member of each component, as every member of a component
+    // reaches all the others (a copy of every member took 4 bytes per node at a scan's peak).
+    std::map<std::string, std::vector<NodeId>> sources;
     for (const auto& [typeSet, group] : byTypes) { // group: its components, the first the example
         std::vector<std::string> names;
         for (PyTypeObject* type : typeSet)
@@ -603,17 +608,17 @@ std::vector<CycleShape> describeCyclesOf(const ObjectGraph& garbage, const Compo
         shape.types = key;
         shape.count += static_cast<std::int64_t>(group.size());
         examples.emplace(key, group.front());
-        std::vector<NodeId>& nodes = members[key];
+        std::vector<NodeId>& nodes = sources[key];
         for (ComponentId component : group) {
             auto of = components.members(component);
-            nodes.insert(nodes.end(), of.begin(), of.end());
+            nodes.push_back(of.front());
             shape.objects += static_cast<std::int64_t>(of.size());
         }
     }
     std::vector<CycleShape> ordered;
     for (auto& [key, shape] : shapes) {
         // What the shape's cycles would free with them, as for a frame cycle's finding.
-        shape.bytes = footprint(garbage, members.at(key)).bytes;
+        shape.bytes = footprint(garbage, sources.at(key)).bytes;
         ordered.push_back(shape);
     }
     std::stable_sort(ordered.begin(), ordered.end(), [](const CycleShape& a, const CycleShape& b) {
@@ -832,6 +837,8 @@ FrameCycles explainFrameCycles(const ObjectGraph& garbage, const Components& com
         // closure cell, it is the enclosing function's (`cellOwner`), which owns the variable.
         std::optional<FrameInfo> binding;
         bool cellOwner = false;
+        // One member of each of its components: the footprint's sources (each reaches the rest
+        // of its component).
         std::vector<NodeId> members;
         int occurrences = 0;
     };
@@ -881,8 +888,7 @@ FrameCycles explainFrameCycles(const ObjectGraph& garbage, const Components& com
                     baseName(where.file) == "contextlib.py";
             }
         }
-        auto members = components.members(component);
-        group.members.insert(group.members.end(), members.begin(), members.end());
+        group.members.push_back(components.members(component).front());
     }
     FrameCycles result;
     std::vector<NodeId> everyMember;

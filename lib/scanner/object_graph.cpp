@@ -119,7 +119,13 @@ struct GraphBuilder {
             return;
         }
         PyObject* referent = pending[i];
-        if (!python::isGcTracked(referent)) graph.leaves_.push_back({referent, Py_REFCNT(referent)});
+        if (!python::isGcTracked(referent)) {
+            const Py_ssize_t refcount = Py_REFCNT(referent);
+            graph.leafObjects_.push_back(referent);
+            graph.leafRefcounts_.push_back(refcount < Py_ssize_t{ObjectGraph::kRefcountOverflow}
+                                               ? static_cast<std::uint32_t>(refcount)
+                                               : ObjectGraph::kRefcountOverflow);
+        }
     }
 
     void walk() {
@@ -139,10 +145,13 @@ struct GraphBuilder {
             rank();
             size_t next = 0;
             for (size_t node = start; node < end; ++node) {
-                graph.edgeOffsets_.push_back(static_cast<std::uint32_t>(graph.edges_.size()));
-                graph.leafOffsets_.push_back(static_cast<std::uint32_t>(graph.leaves_.size()));
+                const size_t firstEdge = graph.edges_.size();
+                const size_t firstLeaf = graph.leafObjects_.size();
                 for (; next < ends[node - start]; ++next)
                     resolve(next);
+                graph.edgeRuns_.add(static_cast<NodeId>(node), firstEdge, graph.edges_.size() - firstEdge);
+                graph.leafRuns_.add(static_cast<NodeId>(node), firstLeaf,
+                                    graph.leafObjects_.size() - firstLeaf);
             }
         }
     }
@@ -192,18 +201,40 @@ ObjectGraph ObjectGraph::build(std::span<PyObject* const> objects) {
     }
 
     graph.frames_.assign(count, false);
-    graph.edgeOffsets_.reserve(count + 1);
-    graph.leafOffsets_.reserve(count + 1);
+    graph.edgeRuns_.reserve(count);
+    graph.leafRuns_.reserve(count);
     graph.edges_.reserve(count * 2);
-    graph.leaves_.reserve(count);
+    graph.leafObjects_.reserve(count);
+    graph.leafRefcounts_.reserve(count);
     GraphBuilder builder{graph, {}, {}, {}};
     builder.pending.reserve(GraphBuilder::kBlock * 8);
     builder.ranks.reserve(GraphBuilder::kBlock * 8);
     builder.walk();
     LEAKGATE_CHECK(graph.edges_.size() < UINT32_MAX);
-    graph.edgeOffsets_.push_back(static_cast<std::uint32_t>(graph.edges_.size()));
-    graph.leafOffsets_.push_back(static_cast<std::uint32_t>(graph.leaves_.size()));
+    LEAKGATE_CHECK(graph.leafObjects_.size() < UINT32_MAX); // see Leaves: fewer than any saturated count
     return graph;
+}
+
+void ObjectGraph::Runs::reserve(size_t nodes) {
+    blocks_.reserve(nodes / kBlock + 1);
+    counts_.reserve(nodes);
+}
+
+void ObjectGraph::Runs::add(NodeId node, size_t first, size_t count) {
+    if (node % kBlock == 0) blocks_.push_back(static_cast<std::uint32_t>(first));
+    if (count < kMany) {
+        counts_.push_back(static_cast<std::uint8_t>(count));
+    } else {
+        counts_.push_back(kMany);
+        many_.emplace_back(node, static_cast<std::uint32_t>(count));
+    }
+}
+
+std::uint32_t ObjectGraph::Runs::manyOf(NodeId node) const {
+    auto found = std::lower_bound(many_.begin(), many_.end(), node,
+                                  [](const auto& entry, NodeId key) { return entry.first < key; });
+    LEAKGATE_CHECK(found != many_.end() && found->first == node);
+    return found->second;
 }
 
 std::uint32_t ObjectGraph::inDegree(NodeId node) const {

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <optional>
 #include <span>
+#include <utility>
 #include <vector>
 
 namespace leakgate::scanner {
@@ -26,7 +27,8 @@ class ObjectGraph {
     std::optional<NodeId> find(PyObject* object) const;
 
     std::span<const NodeId> successors(NodeId node) const {
-        return {edges_.data() + edgeOffsets_[node], edges_.data() + edgeOffsets_[node + 1]};
+        const auto [first, end] = edgeRuns_.of(node);
+        return {edges_.data() + first, edges_.data() + end};
     }
     // A referent outside the set that the collector does not track (strings, bytes, numbers,
     // untracked containers): data a node owns but that can never be garbage by itself. Its
@@ -35,9 +37,51 @@ class ObjectGraph {
         PyObject* object; // Borrowed reference
         Py_ssize_t refcount;
     };
-    std::span<const Leaf> untrackedReferents(NodeId node) const {
-        return {leaves_.data() + leafOffsets_[node], leaves_.data() + leafOffsets_[node + 1]};
+    // A node's leaves, read as Leaf values. They are kept in two arrays, the pointers and their
+    // reference counts in 4 bytes (12 bytes a leaf, not 16: at 1e6 objects of garbage there are
+    // about 850,000 leaves). A count that does not fit is kept as UINT32_MAX and read back as
+    // PY_SSIZE_T_MAX; that changes no finding: a count is only compared with the references
+    // the footprint finds to the leaf, and to reach UINT32_MAX of them it would have to find more
+    // references than a graph holds leaves (fewer than UINT32_MAX) plus 4e9 more in untracked
+    // containers (32 GiB of pointers). The counts that decide a finding are the small ones.
+    class Leaves {
+      public:
+        struct Iterator {
+            const ObjectGraph* graph;
+            std::uint32_t leaf;
+            Leaf operator*() const { return graph->leaf(leaf); }
+            Iterator& operator++() {
+                ++leaf;
+                return *this;
+            }
+            bool operator==(const Iterator& other) const { return leaf == other.leaf; }
+        };
+        size_t size() const { return end_ - first_; }
+        bool empty() const { return end_ == first_; }
+        Leaf operator[](size_t i) const { return graph_->leaf(first_ + static_cast<std::uint32_t>(i)); }
+        // The leaf's index in the graph (for leaf(), leafObject()).
+        std::uint32_t index(size_t i) const { return first_ + static_cast<std::uint32_t>(i); }
+        Iterator begin() const { return {graph_, first_}; }
+        Iterator end() const { return {graph_, end_}; }
+
+      private:
+        friend class ObjectGraph;
+        Leaves(const ObjectGraph* graph, std::uint32_t first, std::uint32_t end)
+            : graph_(graph), first_(first), end_(end) {}
+        const ObjectGraph* graph_;
+        std::uint32_t first_, end_;
+    };
+    Leaves untrackedReferents(NodeId node) const {
+        const auto [first, end] = leafRuns_.of(node);
+        return {this, first, end};
     }
+    // Every leaf of the graph by its index: the leaves of node n, then those of node n + 1.
+    Leaf leaf(std::uint32_t index) const {
+        const std::uint32_t refcount = leafRefcounts_[index];
+        return {leafObjects_[index], refcount == kRefcountOverflow ? PY_SSIZE_T_MAX : refcount};
+    }
+    PyObject* leafObject(std::uint32_t index) const { return leafObjects_[index]; }
+    size_t leafCount() const { return leafObjects_.size(); }
     // How many references to the node come from nodes of the graph (counted on first use).
     std::uint32_t inDegree(NodeId node) const;
     size_t edgeCount() const { return edges_.size(); }
@@ -99,10 +143,41 @@ class ObjectGraph {
     std::vector<NodeId> ids_; // by rank
 
     std::vector<PyObject*> objects_;
-    std::vector<std::uint32_t> edgeOffsets_;
+    // Where each node's edges, or leaves, start in their array, in 1.5 bytes a node where an
+    // offset per node took 4 (two such arrays were 8 bytes per object at a scan's peak): the
+    // first entry of every 8th node, and each node's count in a byte. A node with kMany or more
+    // (a large dict of strings, a long list) has its count in many_, which few nodes need.
+    class Runs {
+      public:
+        void reserve(size_t nodes);
+        void add(NodeId node, size_t first, size_t count); // node after node, from 0
+        std::pair<std::uint32_t, std::uint32_t> of(NodeId node) const {
+            std::uint32_t first = blocks_[node >> kBlockShift];
+            for (NodeId before = node & ~(kBlock - 1); before < node; ++before)
+                first += countOf(before);
+            return {first, first + countOf(node)};
+        }
+
+      private:
+        static constexpr unsigned kBlockShift = 3;
+        static constexpr NodeId kBlock = NodeId{1} << kBlockShift;
+        static constexpr std::uint8_t kMany = UINT8_MAX;
+        std::uint32_t countOf(NodeId node) const {
+            const std::uint8_t count = counts_[node];
+            return count != kMany ? count : manyOf(node);
+        }
+        std::uint32_t manyOf(NodeId node) const;
+        std::vector<std::uint32_t> blocks_; // the first entry of nodes 0, 8, 16...
+        std::vector<std::uint8_t> counts_;
+        std::vector<std::pair<NodeId, std::uint32_t>> many_; // by node: (node, count)
+    };
+    Runs edgeRuns_;
     std::vector<NodeId> edges_;
-    std::vector<std::uint32_t> leafOffsets_;
-    std::vector<Leaf> leaves_;
+    static constexpr std::uint32_t kRefcountOverflow = UINT32_MAX;
+    Runs leafRuns_;
+    std::vector<PyObject*> leafObjects_;
+    std::vector<std::uint32_t> leafRefcounts_; // saturating at kRefcountOverflow
+
     std::vector<bool> frames_;
     mutable std::vector<std::uint32_t> inDegree_; // filled by the first inDegree()
 

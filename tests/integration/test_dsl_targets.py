@@ -11,7 +11,9 @@ it), each held to plain-Python oracles run in the same venv:
   at all), with the function that keeps them;
 - cuTile 1.7.0 (`bisect --target cuda-tile`): decoration as above for `ct.kernel` and
   `ct.function`, and the objects each decoration leaves in cyclic garbage and the blocks it keeps
-  after a full collection (a `ct.function` wrapper refers to itself through its closure).
+  after a full collection (a `ct.function` wrapper refers to itself through its closure);
+- Triton 3.9.0, Warp 1.19.0 and CuPy 14.2.0 (`cupy-cuda13x`): decoration as above and what each
+  decoration keeps (Triton's and Warp's registries), and Warp's real launch on the CPU.
 
     test_dsl_targets.py --leakgate BUILD/leakgate
 Runs on CPython 3.11 only (one Python keeps CI within its time). Exit 77 (skip) with the reason on
@@ -56,7 +58,9 @@ print(json.dumps({{"alive_before_collection": alive, "frames_in_garbage": frames
 # their source), net of a no-op decorator: blocks kept after a full collection, and objects the
 # decorations left in cyclic garbage (what a DEBUG_SAVEALL collection saves). As the decorations
 # workload does, each decoration gets a new function made from one of the module's code objects,
-# so what the decorated function keeps goes with it.
+# so what the decorated function keeps goes with it, and the measured decorations use code objects
+# (names) the warm-up did not: a registry keyed by name (Triton's, Warp's) replaces an entry it
+# already has, and would read as keeping nothing.
 RETAINED_ORACLE = r"""
 import gc, importlib.util, json, os, sys, tempfile, types
 {imports}
@@ -64,16 +68,16 @@ N = 400
 directory = tempfile.mkdtemp()
 path = os.path.join(directory, "oracle_kernels.py")
 with open(path, "w") as out:
-    out.write("".join(f"def f{{i}}():\n    pass  # {{i}}\n\n" for i in range(N)))
+    out.write("".join(f"def f{{i}}():\n    pass  # {{i}}\n\n" for i in range(2 * N)))
 spec = importlib.util.spec_from_file_location("oracle_kernels", path)
 module = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(module)
-functions = [getattr(module, f"f{{i}}") for i in range(N)]
-def kept(decorate):
+functions = [getattr(module, f"f{{i}}") for i in range(2 * N)]
+def kept(decorate, batch):
     gc.collect()
     gc.disable()
     before = sys.getallocatedblocks()
-    for function in functions:
+    for function in batch:
         decorate(types.FunctionType(function.__code__, function.__globals__))
     gc.set_debug(gc.DEBUG_SAVEALL)
     gc.collect()
@@ -82,8 +86,8 @@ def kept(decorate):
     gc.set_debug(0)
     gc.collect()
     return (sys.getallocatedblocks() - before) / N, garbage / N
-kept({decorator})  # the first decorations fill the DSL's own caches
-noop, decorated = kept(lambda function: function), kept({decorator})
+kept({decorator}, functions[:N])  # the first decorations fill the DSL's own caches
+noop, decorated = kept(lambda function: function, functions[:N]), kept({decorator}, functions[N:])
 print(json.dumps({{"retained_per_decoration": decorated[0] - noop[0],
                   "cyclic_garbage_per_decoration": decorated[1] - noop[1]}}))
 """
@@ -121,8 +125,13 @@ print(json.dumps({{"frames_in_garbage": len(frames), "functions": sorted({{f.f_c
 
 
 def oracle(target, code):
-    run = subprocess.run([ROWS[target]["report"]["python"]["executable"], "-c", code], capture_output=True,
-                         text=True, timeout=600)
+    # From a file: decorators that read their function's source (Triton, Warp) cannot from `-c`.
+    with tempfile.TemporaryDirectory() as directory:
+        path = os.path.join(directory, "oracle.py")
+        with open(path, "w") as out:
+            out.write(code)
+        run = subprocess.run([ROWS[target]["report"]["python"]["executable"], path], capture_output=True,
+                             text=True, timeout=600)
     if run.returncode != 0:
         raise AssertionError(run.stderr[-3000:])
     # Taichi prints a banner on stdout when it is imported: the answer is the last line.
@@ -286,6 +295,86 @@ class CudaTile(unittest.TestCase):
         self.assertIn("__closure__", cycles)
 
 
+class Triton(unittest.TestCase):
+    IMPORTS = "import triton"
+
+    def test_decoration_verdicts_agree_with_the_oracle(self):
+        answer = oracle("triton", DECORATION_ORACLE.format(imports=self.IMPORTS, decorate="triton.jit(f)"))
+        clean = not answer["alive_before_collection"] and answer["frames_in_garbage"] == 0
+        for check in ("decorate-sentinels", "decorate-frame-cycle"):
+            self.assertEqual(checks("triton")[check], "pass" if clean else "fail", (check, answer))
+
+    def test_what_each_decoration_leaves_agrees_with_the_oracle(self):
+        answer = oracle("triton", RETAINED_ORACLE.format(imports=self.IMPORTS, decorator="triton.jit"))
+        self.assertEqual(checks("triton")["decorations-retained"],
+                         "fail" if answer["retained_per_decoration"] > 0.01 else "pass", answer)
+        self.assertEqual(checks("triton")["decorations-cyclic-garbage"],
+                         "fail" if answer["cyclic_garbage_per_decoration"] > 0.01 else "pass", answer)
+        if answer["retained_per_decoration"] > 0.01:
+            finding = next(f for f in findings("triton", "decorations") if f["kind"] == "decorations-retained")
+            self.assertIn("_triton_jit_function_registry", finding["summary"])
+
+
+class Warp(unittest.TestCase):
+    IMPORTS = "import warp as wp\nwp.config.quiet = True"
+
+    def test_decoration_verdicts_agree_with_the_oracle(self):
+        for decorate in ("wp.kernel(f)", "wp.func(f)", 'wp.func_native("")(f)'):
+            with self.subTest(decorate=decorate):
+                answer = oracle("warp", DECORATION_ORACLE.format(imports=self.IMPORTS, decorate=decorate))
+                clean = not answer["alive_before_collection"] and answer["frames_in_garbage"] == 0
+                for check in ("decorate-sentinels", "decorate-frame-cycle"):
+                    self.assertEqual(checks("warp")[check], "pass" if clean else "fail", (check, answer))
+
+    def test_what_each_decoration_keeps_agrees_with_the_oracle(self):
+        result = next(r for r in ROWS["warp"]["report"]["results"]
+                      if r["workload"] == "decorations" and r["role"] == "target")
+        cases = {c["form"]: c for c in result["details"]["cases"]}
+        for form, decorator in (("kernel", "wp.kernel"), ("func", "wp.func")):
+            with self.subTest(form=form):
+                answer = oracle("warp", RETAINED_ORACLE.format(imports=self.IMPORTS, decorator=decorator))
+                self.assertEqual("decorations-retained" in cases[form]["flagged"],
+                                 answer["retained_per_decoration"] > 0.01, (answer, cases[form]["flagged"]))
+                self.assertEqual("decorations-cyclic-garbage" in cases[form]["flagged"],
+                                 answer["cyclic_garbage_per_decoration"] > 0.01, (answer, cases[form]["flagged"]))
+
+    def test_real_launch_runs_on_the_cpu_and_agrees_with_the_plain_count(self):
+        launch = next(r for r in ROWS["warp"]["report"]["results"]
+                      if r["workload"] == "launch-real" and r["role"] == "target")
+        self.assertEqual(launch["details"]["device"], "cpu")
+        run = subprocess.run([ROWS["warp"]["report"]["python"]["executable"],
+                              os.path.join(ROOT, "tests/gpu/real_launch_count.py"),
+                              os.path.join(ROOT, "lib/data/targets/warp_dsl.py"), "cpu", "1000", "3"],
+                             capture_output=True, text=True, timeout=600)
+        self.assertEqual(run.returncode, 0, run.stderr)
+        counted = json.loads(run.stdout[run.stdout.index("{"):])["cases"]
+        cases = {c["case"]: c for c in launch["details"]["cases"]}
+        self.assertEqual(set(cases), set(counted))
+        for name, count in counted.items():
+            with self.subTest(case=name):
+                garbage = min(cases[name]["target"]["cyclic_garbage_per_call"])
+                self.assertAlmostEqual(garbage, min(count["cyclic_garbage"]), delta=0.1)
+                if min(count["cyclic_garbage"]) > 0.01:
+                    self.assertEqual(checks("warp")["launch-real-cyclic-garbage"], "fail", count)
+
+
+class CuPy(unittest.TestCase):
+    IMPORTS = "import cupy"
+
+    def test_decoration_verdicts_agree_with_the_oracle(self):
+        answer = oracle("cupy", DECORATION_ORACLE.format(imports=self.IMPORTS, decorate="cupy.fuse(f)"))
+        clean = not answer["alive_before_collection"] and answer["frames_in_garbage"] == 0
+        for check in ("decorate-sentinels", "decorate-frame-cycle"):
+            self.assertEqual(checks("cupy")[check], "pass" if clean else "fail", (check, answer))
+
+    def test_what_each_decoration_leaves_agrees_with_the_oracle(self):
+        answer = oracle("cupy", RETAINED_ORACLE.format(imports=self.IMPORTS, decorator="cupy.fuse"))
+        self.assertEqual(checks("cupy")["decorations-retained"],
+                         "fail" if answer["retained_per_decoration"] > 0.01 else "pass", answer)
+        self.assertEqual(checks("cupy")["decorations-cyclic-garbage"],
+                         "fail" if answer["cyclic_garbage_per_decoration"] > 0.01 else "pass", answer)
+
+
 def main():
     global LEAKGATE
     LEAKGATE = sys.argv.pop(sys.argv.index("--leakgate") + 1)
@@ -299,7 +388,10 @@ def main():
         return 77
     runs = {"taichi": ("1.7.4", "decorate,import,decorations,launch-real"),
             "numba-cuda": ("0.30.4", "decorate,import"),
-            "cuda-tile": ("1.7.0", "decorate,import,decorations")}
+            "cuda-tile": ("1.7.0", "decorate,import,decorations"),
+            "triton": ("3.9.0", "decorate,import,decorations"),
+            "warp": ("1.19.0", "decorate,import,decorations,launch-real"),
+            "cupy": ("14.2.0", "decorate,import,decorations")}
     with tempfile.TemporaryDirectory() as tmp:
         for target, (version, checks_) in runs.items():
             out = os.path.join(tmp, f"{target}.json")

@@ -43,7 +43,9 @@ class ObjectGraph {
     // PY_SSIZE_T_MAX; that changes no finding: a count is only compared with the references
     // the footprint finds to the leaf, and to reach UINT32_MAX of them it would have to find more
     // references than a graph holds leaves (fewer than UINT32_MAX) plus 4e9 more in untracked
-    // containers (32 GiB of pointers). The counts that decide a finding are the small ones.
+    // containers (32 GiB of pointers). The counts that decide a finding are the small ones. On
+    // 3.12 and later every immortal object's count is UINT32_MAX, so it too reads as
+    // PY_SSIZE_T_MAX; immortality is asked of the object (python::isImmortal), never of the count.
     class Leaves {
       public:
         struct Iterator {

@@ -14,8 +14,9 @@ import json
 import os
 import subprocess
 import sys
-import tempfile
 import unittest
+
+from dsl_release import Unavailable, check_real_launch, gate_release, skip_unless_311
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
@@ -66,26 +67,7 @@ class Jax(unittest.TestCase):
             self.assertEqual(checks[check], "pass" if clean else "fail", (check, oracle))
 
     def test_real_launch_runs_on_the_cpu_and_agrees_with_the_plain_count(self):
-        launch = next(r for r in ROW["report"]["results"] if r["workload"] == "launch-real")
-        self.assertEqual(launch["details"]["device"], "cpu")
-        run = subprocess.run([self.python(), os.path.join(ROOT, "tests/gpu/real_launch_count.py"),
-                              os.path.join(ROOT, "lib/data/targets/jax_dsl.py"), "cpu", "1000", "3"],
-                             capture_output=True, text=True, timeout=600)
-        self.assertEqual(run.returncode, 0, run.stderr)
-        oracle = json.loads(run.stdout)["cases"]
-        checks = self.checks()
-        cases = {c["case"]: c for c in launch["details"]["cases"]}
-        self.assertEqual(set(cases), set(oracle))
-        for name, counted in oracle.items():
-            for key, check in (("cyclic_garbage", "launch-real-cyclic-garbage"),
-                               ("net_blocks", "launch-real-net-blocks")):
-                keeps = min(counted[key]) > 0.01
-                measured = min(cases[name]["target"][f"{key}_per_call"])
-                self.assertAlmostEqual(measured, min(counted[key]), delta=0.1, msg=(name, key))
-                if keeps:
-                    self.assertEqual(checks[check], "fail", (name, key, counted))
-        for check in ("launch-real-net-blocks", "launch-real-cyclic-garbage", "launch-real-retained"):
-            self.assertIn(checks[check], ("pass", "fail"), check)
+        check_real_launch(self, ROW, "lib/data/targets/jax_dsl.py", blocks_delta=0.1)
 
 
 def main():
@@ -95,31 +77,15 @@ def main():
     if not os.access(LEAKGATE, os.X_OK):
         print("skip: no leakgate binary")
         return 77
-    if sys.version_info[:2] != (3, 11):
-        print(f"skip: runs on CPython 3.11 only (this is {sys.version.split()[0]}): JAX {VERSION} "
-              "needs 3.11+, and one Python keeps CI within its time")
+    wrong_python = skip_unless_311(f"JAX {VERSION} needs 3.11+, and one Python keeps CI within its time")
+    if wrong_python:
+        print(wrong_python)
         return 77
-    with tempfile.TemporaryDirectory() as tmp:
-        out = os.path.join(tmp, "bisect.json")
-        run = subprocess.run([LEAKGATE, "bisect", "--quiet", "--target", "jax", "--versions", VERSION,
-                              "--checks", "decorate,import,launch-real", "--launch-calls", "1000",
-                              "--launch-runs", "3", "--json", out],
-                             capture_output=True, text=True, timeout=2400)
-        if not os.path.exists(out):
-            print(f"FAIL: no bisect report (exit {run.returncode})\n{run.stderr}")
-            return 1
-        with open(out) as report_file:
-            report = json.load(report_file)
-    if report["package"] != "jax":
-        print(f"FAIL: bisect --target jax gated {report['package']!r}, not jax")
-        return 1
-    ROW = report["versions"][0]
-    if ROW["status"] == "error":
-        if "cannot download" in ROW["error"] or "cannot make" in ROW["error"]:
-            print(f"skip: JAX {VERSION} could not be installed (is PyPI reachable?): {ROW['error'][:400]}")
-            return 77
-        print(f"FAIL: {ROW['error']}")
-        return 1
+    try:
+        ROW = gate_release(LEAKGATE, "jax", VERSION, "decorate,import,launch-real", package="jax")
+    except Unavailable as unavailable:
+        print(unavailable.message)
+        return unavailable.exit_code
     result = unittest.main(argv=[sys.argv[0], "-v"], exit=False).result
     return 0 if result.wasSuccessful() else 1
 

@@ -27,6 +27,8 @@ import sys
 import tempfile
 import unittest
 
+from dsl_release import Unavailable, check_real_launch, gate_release, skip_unless_311
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 LEAKGATE = None
@@ -214,28 +216,8 @@ class Taichi(unittest.TestCase):
                              "held by sys.modules['taichi.lang.impl'].pytaichi.kernels")
 
     def test_real_launch_runs_on_the_cpu_and_agrees_with_the_plain_count(self):
-        launch = next(r for r in ROWS["taichi"]["report"]["results"]
-                      if r["workload"] == "launch-real" and r["role"] == "target")
-        self.assertEqual(launch["details"]["device"], "cpu")
-        run = subprocess.run([ROWS["taichi"]["report"]["python"]["executable"],
-                              os.path.join(ROOT, "tests/gpu/real_launch_count.py"),
-                              os.path.join(ROOT, "lib/data/targets/taichi_dsl.py"), "cpu", "1000", "3"],
-                             capture_output=True, text=True, timeout=600)
-        self.assertEqual(run.returncode, 0, run.stderr)
-        counted = json.loads(run.stdout[run.stdout.index("{"):])["cases"]
-        cases = {c["case"]: c for c in launch["details"]["cases"]}
-        self.assertEqual(set(cases), set(counted))
-        for name, count in counted.items():
-            with self.subTest(case=name):
-                garbage = min(cases[name]["target"]["cyclic_garbage_per_call"])
-                self.assertAlmostEqual(garbage, min(count["cyclic_garbage"]), delta=0.1)
-                blocks = min(cases[name]["target"]["net_blocks_per_call"])
-                # The oracle counts the object allocator's blocks, leakgate every domain's.
-                self.assertAlmostEqual(blocks, min(count["net_blocks"]), delta=0.15 * max(1.0, min(count["net_blocks"])))
-                for key, check in (("cyclic_garbage", "launch-real-cyclic-garbage"),
-                                   ("net_blocks", "launch-real-net-blocks")):
-                    self.assertEqual(checks("taichi")[check], "fail" if min(count[key]) > 0.01 else "pass",
-                                     (key, count[key]))
+        # The plain count reads the object allocator's blocks, leakgate every domain's: 15%.
+        check_real_launch(self, ROWS["taichi"], "lib/data/targets/taichi_dsl.py", blocks_delta=0.15)
 
 
 class NumbaCuda(unittest.TestCase):
@@ -339,23 +321,7 @@ class Warp(unittest.TestCase):
                                  answer["cyclic_garbage_per_decoration"] > 0.01, (answer, cases[form]["flagged"]))
 
     def test_real_launch_runs_on_the_cpu_and_agrees_with_the_plain_count(self):
-        launch = next(r for r in ROWS["warp"]["report"]["results"]
-                      if r["workload"] == "launch-real" and r["role"] == "target")
-        self.assertEqual(launch["details"]["device"], "cpu")
-        run = subprocess.run([ROWS["warp"]["report"]["python"]["executable"],
-                              os.path.join(ROOT, "tests/gpu/real_launch_count.py"),
-                              os.path.join(ROOT, "lib/data/targets/warp_dsl.py"), "cpu", "1000", "3"],
-                             capture_output=True, text=True, timeout=600)
-        self.assertEqual(run.returncode, 0, run.stderr)
-        counted = json.loads(run.stdout[run.stdout.index("{"):])["cases"]
-        cases = {c["case"]: c for c in launch["details"]["cases"]}
-        self.assertEqual(set(cases), set(counted))
-        for name, count in counted.items():
-            with self.subTest(case=name):
-                garbage = min(cases[name]["target"]["cyclic_garbage_per_call"])
-                self.assertAlmostEqual(garbage, min(count["cyclic_garbage"]), delta=0.1)
-                if min(count["cyclic_garbage"]) > 0.01:
-                    self.assertEqual(checks("warp")["launch-real-cyclic-garbage"], "fail", count)
+        check_real_launch(self, ROWS["warp"], "lib/data/targets/warp_dsl.py")
 
 
 class CuPy(unittest.TestCase):
@@ -382,9 +348,9 @@ def main():
     if not os.access(LEAKGATE, os.X_OK):
         print("skip: no leakgate binary")
         return 77
-    if sys.version_info[:2] != (3, 11):
-        print(f"skip: runs on CPython 3.11 only (this is {sys.version.split()[0]}): one Python keeps CI "
-              "within its time")
+    wrong_python = skip_unless_311("one Python keeps CI within its time")
+    if wrong_python:
+        print(wrong_python)
         return 77
     runs = {"taichi": ("1.7.4", "decorate,import,decorations,launch-real"),
             "numba-cuda": ("0.30.4", "decorate,import"),
@@ -392,25 +358,12 @@ def main():
             "triton": ("3.9.0", "decorate,import,decorations"),
             "warp": ("1.19.0", "decorate,import,decorations,launch-real"),
             "cupy": ("14.2.0", "decorate,import,decorations")}
-    with tempfile.TemporaryDirectory() as tmp:
+    try:
         for target, (version, checks_) in runs.items():
-            out = os.path.join(tmp, f"{target}.json")
-            run = subprocess.run([LEAKGATE, "bisect", "--quiet", "--target", target, "--versions", version,
-                                  "--checks", checks_, "--launch-calls", "1000", "--launch-runs", "3", "--json", out],
-                                 capture_output=True, text=True, timeout=2400)
-            if not os.path.exists(out):
-                print(f"FAIL: no bisect report for {target} (exit {run.returncode})\n{run.stderr}")
-                return 1
-            with open(out) as report_file:
-                report = json.load(report_file)
-            ROWS[target] = report["versions"][0]
-            if ROWS[target]["status"] == "error":
-                error = ROWS[target]["error"]
-                if "cannot download" in error or "cannot make" in error:
-                    print(f"skip: {target} {version} could not be installed (is PyPI reachable?): {error[:400]}")
-                    return 77
-                print(f"FAIL: {target}: {error}")
-                return 1
+            ROWS[target] = gate_release(LEAKGATE, target, version, checks_)
+    except Unavailable as unavailable:
+        print(unavailable.message)
+        return unavailable.exit_code
     result = unittest.main(argv=[sys.argv[0], "-v"], exit=False).result
     return 0 if result.wasSuccessful() else 1
 

@@ -21,8 +21,9 @@ import json
 import os
 import subprocess
 import sys
-import tempfile
 import unittest
+
+from dsl_release import Unavailable, check_real_launch, gate_release, skip_unless_311
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
@@ -135,26 +136,7 @@ class Torch(unittest.TestCase):
                          answer["cyclic_garbage_per_decoration"] > 0.01, answer)
 
     def test_real_launch_is_measured_on_the_cpu_and_agrees_with_the_plain_count(self):
-        launch = result("launch-real")
-        self.assertIsNone(launch.get("error"), launch.get("error"))
-        self.assertEqual(launch["details"]["device"], "cpu")
-        run = subprocess.run([python(), "-W", "ignore", os.path.join(ROOT, "tests/gpu/real_launch_count.py"),
-                              os.path.join(ROOT, "lib/data/targets/torch_dsl.py"), "cpu", "500", "3"],
-                             capture_output=True, text=True, timeout=900)
-        self.assertEqual(run.returncode, 0, run.stderr[-3000:])
-        counted = json.loads(run.stdout[run.stdout.index("{"):])["cases"]
-        cases = {c["case"]: c for c in launch["details"]["cases"]}
-        self.assertEqual(set(cases), set(counted))
-        for name, count in counted.items():
-            with self.subTest(case=name):
-                garbage = min(cases[name]["target"]["cyclic_garbage_per_call"])
-                self.assertAlmostEqual(garbage, min(count["cyclic_garbage"]), delta=0.1)
-                for key, check in (("cyclic_garbage", "launch-real-cyclic-garbage"),
-                                   ("net_blocks", "launch-real-net-blocks")):
-                    if min(count[key]) > 0.5:  # kept in every run by the plain count: the check must see it
-                        self.assertEqual(checks()[check], "fail", (key, count[key]))
-        for check in ("launch-real-net-blocks", "launch-real-cyclic-garbage", "launch-real-retained"):
-            self.assertIn(checks()[check], ("pass", "fail"), check)
+        check_real_launch(self, ROW, "lib/data/targets/torch_dsl.py", calls=500)
 
 
 def main():
@@ -164,33 +146,17 @@ def main():
     if not os.access(LEAKGATE, os.X_OK):
         print("skip: no leakgate binary")
         return 77
-    if sys.version_info[:2] != (3, 11):
-        print(f"skip: runs on CPython 3.11 only (this is {sys.version.split()[0]}): one Python keeps CI "
-              "within its time")
+    wrong_python = skip_unless_311("one Python keeps CI within its time")
+    if wrong_python:
+        print(wrong_python)
         return 77
-    with tempfile.TemporaryDirectory() as tmp:
-        out = os.path.join(tmp, "bisect.json")
-        run = subprocess.run([LEAKGATE, "bisect", "--quiet", "--target", "torch", "--versions", VERSION,
-                              "--checks", "import,decorations,launch-real", "--launch-calls", "500",
-                              "--launch-runs", "3", "--json", out],
-                             capture_output=True, text=True, timeout=2400)
-        if not os.path.exists(out):
-            print(f"FAIL: no bisect report (exit {run.returncode})\n{run.stderr[-3000:]}")
-            return 1
-        with open(out) as report_file:
-            report = json.load(report_file)
-    if report["package"] != "torch":
-        print(f"FAIL: bisect --target torch gated {report['package']!r}, not torch")
-        return 1
-    ROW = report["versions"][0]
-    if ROW["status"] == "error":
-        if "cannot download" in ROW["error"] or "cannot make" in ROW["error"]:
-            print(f"skip: torch {VERSION} could not be installed (is PyPI reachable?): {ROW['error'][:400]}")
-            return 77
-        print(f"FAIL: {ROW['error']}")
-        return 1
-    result_ = unittest.main(argv=[sys.argv[0], "-v"], exit=False).result
-    return 0 if result_.wasSuccessful() else 1
+    try:
+        ROW = gate_release(LEAKGATE, "torch", VERSION, "import,decorations,launch-real", launch_calls=500, package="torch")
+    except Unavailable as unavailable:
+        print(unavailable.message)
+        return unavailable.exit_code
+    result = unittest.main(argv=[sys.argv[0], "-v"], exit=False).result
+    return 0 if result.wasSuccessful() else 1
 
 
 if __name__ == "__main__":

@@ -1,5 +1,6 @@
 // leakgate's command line: parse, call one library entry point, format, return an exit code.
 #include "lib/commands/bisect.h"
+#include "lib/commands/builtin_targets.h"
 #include "lib/commands/cache.h"
 #include "lib/commands/merge.h"
 #include "leakgate/errors.h"
@@ -189,8 +190,8 @@ int run(int argc, char** argv) {
     addOutputOptions(gateCommand, output, gate.python, timeoutSeconds);
     gateCommand->add_option(
         "--target", gate.target,
-        "A target module (a path, or a built-in name: reference, cute); default: the "
-        "bundled model of nvidia-cutlass-dsl 4.6.1");
+        "A target module (a path, or a built-in name: " + builtinTargetNames() +
+            "); default: the bundled model of nvidia-cutlass-dsl 4.6.1");
     gateCommand->add_option("--checks", checks,
                             "Comma-separated checks or workloads to run (default: all; see the README; "
                             "`probe` alone: only the --probe plug-ins' checks)");
@@ -326,7 +327,8 @@ int run(int argc, char** argv) {
                               "$LEAKGATE_UV or PATH has it, else pip), uv or pip")
         ->check(CLI::IsMember({"auto", "uv", "pip"}));
     bisectCommand->add_option("--target", bisect.gate.target,
-                              "The target for every version: cute (default), triton, cupy, jax, warp, numba-cuda, taichi or a file");
+                              "The target for every version: a built-in DSL (" + builtinTargetNames(true) +
+                                  "; default cute) or a file");
     bisectCommand->add_option("--checks", bisectChecks, "Checks or workloads (default decorate,import)");
     bisectCommand->add_option("--probe", bisect.gate.probes,
                               "A probe plug-in run on every version (as gate --probe); repeatable")

@@ -29,4 +29,13 @@ const BuiltinTarget* findBuiltinTarget(std::string_view name) {
     return nullptr;
 }
 
+std::string builtinTargetNames(bool dslsOnly) {
+    std::string names;
+    for (const BuiltinTarget& target : kBuiltinTargets) {
+        if (dslsOnly && !target.pypiPackage) continue;
+        names += (names.empty() ? "" : ", ") + std::string(target.name);
+    }
+    return names;
+}
+
 } // namespace leakgate

@@ -3,7 +3,10 @@
 // directory that package installs (what the gate's lint reads). lib/data/targets/ holds the files.
 #pragma once
 
+#include "leakgate/api.h"
+
 #include <span>
+#include <string>
 #include <string_view>
 
 namespace leakgate {
@@ -19,5 +22,8 @@ struct BuiltinTarget {
 std::span<const BuiltinTarget> builtinTargets();
 // Null for a name no row has.
 const BuiltinTarget* findBuiltinTarget(std::string_view name);
+// The rows' names, comma-separated, in the table's order (the CLI's help); `dslsOnly`: only the
+// rows with a PyPI package (what bisect can install).
+LEAKGATE_API std::string builtinTargetNames(bool dslsOnly = false);
 
 } // namespace leakgate

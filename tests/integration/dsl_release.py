@@ -55,8 +55,9 @@ def skip_unless_311(why):
 def check_real_launch(test, row, target_file, calls=1000, runs=3, blocks_delta=None):
     """Holds the row's launch-real result, run on the CPU, to the plain count of the same launches:
     the same cases, objects of cyclic garbage per launch within 0.1 and the check failing where any
-    case leaves some in every run; with `blocks_delta`, net blocks the same way, within that
-    fraction (the plain count reads the object allocator's, leakgate every domain's). Without it
+    case leaves some in every run; with `blocks_delta`, net blocks within that fraction, and the
+    check failing where the plain count keeps some (the plain count reads the object allocator's
+    blocks, leakgate every domain's, so not the other way). Without it
     blocks are not judged: a bounded cache still filling in the plain count's shorter loop (Warp's
     on the CPU: 1.0 block per launch for the first 1,800 or so) reads as kept there."""
     checks = {c["name"]: c["status"] for r in row["report"]["results"] if r["role"] == "target" for c in r["checks"]}
@@ -82,7 +83,10 @@ def check_real_launch(test, row, target_file, calls=1000, runs=3, blocks_delta=N
     # A check fails when any case keeps more than 0.01 per launch in every run.
     worst = {key: max(min(count[key]) for count in counted.values()) for key in ("cyclic_garbage", "net_blocks")}
     test.assertEqual(checks["launch-real-cyclic-garbage"], "fail" if worst["cyclic_garbage"] > 0.01 else "pass", worst)
-    if blocks_delta is not None:
-        test.assertEqual(checks["launch-real-net-blocks"], "fail" if worst["net_blocks"] > 0.01 else "pass", worst)
+    if blocks_delta is not None and worst["net_blocks"] > 0.01:
+        # One way only: leakgate counts every allocator domain, so it may see blocks the plain count
+        # does not (JAX 0.10.2's jnp-scalar case reads 0.001 to 0.019 per launch from run to run,
+        # past 0.01 in every run once on a loaded machine, where the plain count read 0.003).
+        test.assertEqual(checks["launch-real-net-blocks"], "fail", worst)
     for check in ("launch-real-net-blocks", "launch-real-cyclic-garbage", "launch-real-retained"):
         test.assertIn(checks[check], ("pass", "fail"), check)

@@ -8,6 +8,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import unittest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -45,11 +46,25 @@ def gate_release(leakgate, target, version, checks, launch_calls=1000, launch_ru
     return row
 
 
-def skip_unless_311(why):
-    """The skip message where this is not CPython 3.11, else None."""
-    if sys.version_info[:2] == (3, 11):
-        return None
-    return f"skip: runs on CPython 3.11 only (this is {sys.version.split()[0]}): {why}"
+def run_tests(gate, why_311):
+    """A dsl test's main: takes --leakgate BUILD/leakgate from argv; exit 77 (skip) without the
+    binary or off CPython 3.11 (`why_311` says why 3.11 only); `gate(leakgate)` gates the releases
+    (Unavailable: skip or fail), then the calling module's test cases run."""
+    leakgate = sys.argv.pop(sys.argv.index("--leakgate") + 1)
+    sys.argv.remove("--leakgate")
+    if not os.access(leakgate, os.X_OK):
+        print("skip: no leakgate binary")
+        return 77
+    if sys.version_info[:2] != (3, 11):
+        print(f"skip: runs on CPython 3.11 only (this is {sys.version.split()[0]}): {why_311}")
+        return 77
+    try:
+        gate(leakgate)
+    except Unavailable as unavailable:
+        print(unavailable.message)
+        return unavailable.exit_code
+    result = unittest.main(module="__main__", argv=[sys.argv[0], "-v"], exit=False).result
+    return 0 if result.wasSuccessful() else 1
 
 
 def check_real_launch(test, row, target_file, calls=1000, runs=3, blocks_delta=None):

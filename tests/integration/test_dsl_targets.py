@@ -27,11 +27,10 @@ import sys
 import tempfile
 import unittest
 
-from dsl_release import Unavailable, check_real_launch, gate_release, skip_unless_311
+from dsl_release import check_real_launch, gate_release, run_tests
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
-LEAKGATE = None
 ROWS = {}  # target -> its bisect row
 
 # {decorate} is the decorator expression applied to `f`.
@@ -342,30 +341,17 @@ class CuPy(unittest.TestCase):
 
 
 def main():
-    global LEAKGATE
-    LEAKGATE = sys.argv.pop(sys.argv.index("--leakgate") + 1)
-    sys.argv.remove("--leakgate")
-    if not os.access(LEAKGATE, os.X_OK):
-        print("skip: no leakgate binary")
-        return 77
-    wrong_python = skip_unless_311("one Python keeps CI within its time")
-    if wrong_python:
-        print(wrong_python)
-        return 77
     runs = {"taichi": ("1.7.4", "decorate,import,decorations,launch-real"),
             "numba-cuda": ("0.30.4", "decorate,import"),
             "cuda-tile": ("1.7.0", "decorate,import,decorations"),
             "triton": ("3.9.0", "decorate,import,decorations"),
             "warp": ("1.19.0", "decorate,import,decorations,launch-real"),
             "cupy": ("14.2.0", "decorate,import,decorations")}
-    try:
+
+    def gate(leakgate):
         for target, (version, checks_) in runs.items():
-            ROWS[target] = gate_release(LEAKGATE, target, version, checks_)
-    except Unavailable as unavailable:
-        print(unavailable.message)
-        return unavailable.exit_code
-    result = unittest.main(argv=[sys.argv[0], "-v"], exit=False).result
-    return 0 if result.wasSuccessful() else 1
+            ROWS[target] = gate_release(leakgate, target, version, checks_)
+    return run_tests(gate, "one Python keeps CI within its time")
 
 
 if __name__ == "__main__":

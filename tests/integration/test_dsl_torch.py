@@ -23,12 +23,11 @@ import subprocess
 import sys
 import unittest
 
-from dsl_release import Unavailable, check_real_launch, gate_release, skip_unless_311
+from dsl_release import check_real_launch, gate_release, run_tests
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 VERSION = "2.15.0"
-LEAKGATE = None
 ROW = None
 
 IMPORT_ORACLE = r"""
@@ -140,23 +139,11 @@ class Torch(unittest.TestCase):
 
 
 def main():
-    global LEAKGATE, ROW
-    LEAKGATE = sys.argv.pop(sys.argv.index("--leakgate") + 1)
-    sys.argv.remove("--leakgate")
-    if not os.access(LEAKGATE, os.X_OK):
-        print("skip: no leakgate binary")
-        return 77
-    wrong_python = skip_unless_311("one Python keeps CI within its time")
-    if wrong_python:
-        print(wrong_python)
-        return 77
-    try:
-        ROW = gate_release(LEAKGATE, "torch", VERSION, "import,decorations,launch-real", launch_calls=500, package="torch")
-    except Unavailable as unavailable:
-        print(unavailable.message)
-        return unavailable.exit_code
-    result = unittest.main(argv=[sys.argv[0], "-v"], exit=False).result
-    return 0 if result.wasSuccessful() else 1
+    def gate(leakgate):
+        global ROW
+        ROW = gate_release(leakgate, "torch", VERSION, "import,decorations,launch-real", launch_calls=500,
+                           package="torch")
+    return run_tests(gate, "one Python keeps CI within its time")
 
 
 if __name__ == "__main__":

@@ -149,16 +149,24 @@ def findings(target, workload):
             for f in r["findings"]]
 
 
-class Taichi(unittest.TestCase):
-    IMPORTS = "import taichi as ti"
+class DecorationVerdicts:
+    """The decorate checks held to DECORATION_ORACLE, for each decorator expression of `f` in the
+    class's DECORATES (with its IMPORTS), in the target's venv: `pass` where the sentinel died
+    before any collection and no frame reached the garbage, else `fail`."""
 
     def test_decoration_verdicts_agree_with_the_oracle(self):
-        for decorate in ("ti.kernel(f)", "ti.func(f)"):
+        for decorate in self.DECORATES:
             with self.subTest(decorate=decorate):
-                answer = oracle("taichi", DECORATION_ORACLE.format(imports=self.IMPORTS, decorate=decorate))
+                answer = oracle(self.TARGET, DECORATION_ORACLE.format(imports=self.IMPORTS, decorate=decorate))
                 clean = not answer["alive_before_collection"] and answer["frames_in_garbage"] == 0
                 for check in ("decorate-sentinels", "decorate-frame-cycle"):
-                    self.assertEqual(checks("taichi")[check], "pass" if clean else "fail", (check, answer))
+                    self.assertEqual(checks(self.TARGET)[check], "pass" if clean else "fail", (check, answer))
+
+
+class Taichi(DecorationVerdicts, unittest.TestCase):
+    TARGET = "taichi"
+    DECORATES = ("ti.kernel(f)", "ti.func(f)")
+    IMPORTS = "import taichi as ti"
 
     def test_kernels_kept_per_decoration_agree_with_the_oracle(self):
         answer = oracle("taichi", RETAINED_ORACLE.format(imports=self.IMPORTS, decorator="ti.kernel"))
@@ -219,16 +227,10 @@ class Taichi(unittest.TestCase):
         check_real_launch(self, ROWS["taichi"], "lib/data/targets/taichi_dsl.py", blocks_delta=0.15)
 
 
-class NumbaCuda(unittest.TestCase):
+class NumbaCuda(DecorationVerdicts, unittest.TestCase):
+    TARGET = "numba-cuda"
+    DECORATES = ("cuda.jit(f)", "cuda.jit(device=True)(f)")
     IMPORTS = "from numba import cuda"
-
-    def test_decoration_verdicts_agree_with_the_oracle(self):
-        for decorate in ("cuda.jit(f)", "cuda.jit(device=True)(f)"):
-            with self.subTest(decorate=decorate):
-                answer = oracle("numba-cuda", DECORATION_ORACLE.format(imports=self.IMPORTS, decorate=decorate))
-                clean = not answer["alive_before_collection"] and answer["frames_in_garbage"] == 0
-                for check in ("decorate-sentinels", "decorate-frame-cycle"):
-                    self.assertEqual(checks("numba-cuda")[check], "pass" if clean else "fail", (check, answer))
 
     def test_the_import_verdict_and_its_culprit_agree_with_the_oracle(self):
         answer = oracle("numba-cuda", IMPORT_ORACLE.format(module="numba.cuda"))
@@ -240,16 +242,10 @@ class NumbaCuda(unittest.TestCase):
             self.assertIn("load_driver", answer["functions"])
 
 
-class CudaTile(unittest.TestCase):
+class CudaTile(DecorationVerdicts, unittest.TestCase):
+    TARGET = "cuda-tile"
+    DECORATES = ("ct.kernel(f)", "ct.function(f)", "ct.kernel(opt_level=3)(f)", "ct.function(host=False)(f)")
     IMPORTS = "import cuda.tile as ct"
-
-    def test_decoration_verdicts_agree_with_the_oracle(self):
-        for decorate in ("ct.kernel(f)", "ct.function(f)", "ct.kernel(opt_level=3)(f)", "ct.function(host=False)(f)"):
-            with self.subTest(decorate=decorate):
-                answer = oracle("cuda-tile", DECORATION_ORACLE.format(imports=self.IMPORTS, decorate=decorate))
-                clean = not answer["alive_before_collection"] and answer["frames_in_garbage"] == 0
-                for check in ("decorate-sentinels", "decorate-frame-cycle"):
-                    self.assertEqual(checks("cuda-tile")[check], "pass" if clean else "fail", (check, answer))
 
     def test_what_each_decoration_leaves_agrees_with_the_oracle(self):
         result = next(r for r in ROWS["cuda-tile"]["report"]["results"]
@@ -276,14 +272,10 @@ class CudaTile(unittest.TestCase):
         self.assertIn("__closure__", cycles)
 
 
-class Triton(unittest.TestCase):
+class Triton(DecorationVerdicts, unittest.TestCase):
+    TARGET = "triton"
+    DECORATES = ("triton.jit(f)",)
     IMPORTS = "import triton"
-
-    def test_decoration_verdicts_agree_with_the_oracle(self):
-        answer = oracle("triton", DECORATION_ORACLE.format(imports=self.IMPORTS, decorate="triton.jit(f)"))
-        clean = not answer["alive_before_collection"] and answer["frames_in_garbage"] == 0
-        for check in ("decorate-sentinels", "decorate-frame-cycle"):
-            self.assertEqual(checks("triton")[check], "pass" if clean else "fail", (check, answer))
 
     def test_what_each_decoration_leaves_agrees_with_the_oracle(self):
         answer = oracle("triton", RETAINED_ORACLE.format(imports=self.IMPORTS, decorator="triton.jit"))
@@ -296,16 +288,10 @@ class Triton(unittest.TestCase):
             self.assertIn("_triton_jit_function_registry", finding["summary"])
 
 
-class Warp(unittest.TestCase):
+class Warp(DecorationVerdicts, unittest.TestCase):
+    TARGET = "warp"
+    DECORATES = ("wp.kernel(f)", "wp.func(f)", 'wp.func_native("")(f)')
     IMPORTS = "import warp as wp\nwp.config.quiet = True"
-
-    def test_decoration_verdicts_agree_with_the_oracle(self):
-        for decorate in ("wp.kernel(f)", "wp.func(f)", 'wp.func_native("")(f)'):
-            with self.subTest(decorate=decorate):
-                answer = oracle("warp", DECORATION_ORACLE.format(imports=self.IMPORTS, decorate=decorate))
-                clean = not answer["alive_before_collection"] and answer["frames_in_garbage"] == 0
-                for check in ("decorate-sentinels", "decorate-frame-cycle"):
-                    self.assertEqual(checks("warp")[check], "pass" if clean else "fail", (check, answer))
 
     def test_what_each_decoration_keeps_agrees_with_the_oracle(self):
         result = next(r for r in ROWS["warp"]["report"]["results"]
@@ -323,14 +309,10 @@ class Warp(unittest.TestCase):
         check_real_launch(self, ROWS["warp"], "lib/data/targets/warp_dsl.py")
 
 
-class CuPy(unittest.TestCase):
+class CuPy(DecorationVerdicts, unittest.TestCase):
+    TARGET = "cupy"
+    DECORATES = ("cupy.fuse(f)",)
     IMPORTS = "import cupy"
-
-    def test_decoration_verdicts_agree_with_the_oracle(self):
-        answer = oracle("cupy", DECORATION_ORACLE.format(imports=self.IMPORTS, decorate="cupy.fuse(f)"))
-        clean = not answer["alive_before_collection"] and answer["frames_in_garbage"] == 0
-        for check in ("decorate-sentinels", "decorate-frame-cycle"):
-            self.assertEqual(checks("cupy")[check], "pass" if clean else "fail", (check, answer))
 
     def test_what_each_decoration_leaves_agrees_with_the_oracle(self):
         answer = oracle("cupy", RETAINED_ORACLE.format(imports=self.IMPORTS, decorator="cupy.fuse"))

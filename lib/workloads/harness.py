@@ -398,7 +398,18 @@ def prepare_decorations(spec, directory, per_form, extra):
     module = importlib.util.module_from_spec(module_spec)
     sys.modules[UNITS_MODULE] = module
     module_spec.loader.exec_module(module)
+    for name, function in vars(module).items():
+        if name.startswith("leakgate_unit_"):
+            _fill_code_caches(function.__code__)
     return dsl, forms, module
+
+
+def _fill_code_caches(code):
+    """From CPython 3.12 a code object makes co_code, co_varnames, co_cellvars and co_freevars
+    when first read and keeps them (a 32-byte block, and the bytes object). The units module keeps
+    its code objects, so a decorator that reads one of them (inspect.signature reads co_varnames)
+    would seem to keep a block per decorated function: read them before anything is counted."""
+    return code.co_code, code.co_varnames, code.co_cellvars, code.co_freevars
 
 
 def _unit_decorators(dsl):

@@ -49,7 +49,11 @@ def units(count):
     module = importlib.util.module_from_spec(spec)
     sys.modules["retained_sites_units"] = module
     spec.loader.exec_module(module)
-    return [getattr(module, f"unit_{i}") for i in range(count)]
+    functions = [getattr(module, f"unit_{i}") for i in range(count)]
+    for function in functions:  # CPython 3.12+ keeps these on the code object at first read
+        code = function.__code__
+        code.co_code, code.co_varnames, code.co_cellvars, code.co_freevars
+    return functions
 
 
 def main():

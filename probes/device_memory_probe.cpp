@@ -138,7 +138,8 @@ class DeviceMemoryProbe final : public Probe {
                   : fmt::format("cuMemGetInfo: {} more in use after return, {} after collection{}{}{}",
                                 humanBytes(usedAfterReturn), humanBytes(usedAfterCollection), torchCache,
                                 agrees ? ""
-                                       : " (disagrees with the accounting: another process, or memory "
+                                       : " (disagrees with the accounting: another process, such as "
+                                         "this gate's other workers when -j is above 1, or memory "
                                          "outside leakgate's sentinels)",
                                 torchText);
 

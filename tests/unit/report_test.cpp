@@ -71,6 +71,8 @@ TEST(Report, TheJsonCarriesSchemaFlattenedChecksAndFindings) {
 TEST(Report, HumanBytesUsesBinaryUnits) {
     EXPECT_EQ(humanBytes(512), "512 B");
     EXPECT_EQ(humanBytes(1 << 30), "1.0 GiB (1073741824 bytes)");
+    EXPECT_EQ(humanBytes(-1071644672), "-1022.0 MiB (-1071644672 bytes)"); // a cuMemGetInfo difference
+    EXPECT_EQ(humanBytes(-512), "-512 B");
 }
 
 // A bisect history: each release's statuses of one check "c" ('p' pass, 'f' fail, 'e' error,

@@ -229,6 +229,25 @@ class Environments(unittest.TestCase):
             without = leakgate("scan", "--", script)
             self.assertEqual(without.returncode, 3, "the build's own environment lacks the venv's module")
 
+    def test_the_standard_modules_have_the_files_the_interpreter_gives_them(self):
+        # The modules frozen into 3.11+ (abc, os, codecs...) get their __file__ from the
+        # interpreter's stdlib_dir; the embedded one had none, and torch 2.1 and 2.2 read
+        # abc.__file__ in every torch.compile.
+        probe = ("import abc, codecs, json, os, sys\n"
+                 "print(json.dumps({m.__name__: getattr(m, '__file__', None) for m in (abc, codecs, os)}),"
+                 " file=sys.stderr)\n")
+        with tempfile.TemporaryDirectory(prefix="leakgate-stdlib-") as tmp:
+            script = os.path.join(tmp, "stdlib_files.py")
+            with open(script, "w") as out:
+                out.write(probe)
+            plain = subprocess.run([sys.executable, script], capture_output=True, text=True, check=True)
+            expected = json.loads(plain.stderr.strip().splitlines()[-1])
+            self.assertTrue(all(expected.values()), expected)
+            run = leakgate("scan", "--", script)
+            self.assertEqual(run.returncode, 0, run.stderr)
+            lines = [line for line in run.stderr.splitlines() if line.startswith("{")]
+            self.assertEqual(json.loads(lines[-1]), expected)
+
 
 class Baselines(unittest.TestCase):
     def test_a_figure_grown_beyond_its_budget_fails_and_within_it_passes(self):

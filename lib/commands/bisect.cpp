@@ -72,6 +72,24 @@ bool explains(const std::string& kind, const std::string& check) {
     return check == kind || check.ends_with("-" + kind);
 }
 
+// The first "held by ROUTE" of a text as far as the holder's container (`held by
+// sys.modules['taichi.lang.impl'].pytaichi.kernels`: no key, no position, no field of the entry,
+// which differ with whichever object came out newest). A route that starts at a named object keeps
+// the name (`held by function `_log_traced_frames``, not `held by function`).
+std::optional<std::string> heldByCulprit(const std::string& text) {
+    static const std::regex heldBy("held by ([^;]*)");
+    std::smatch match;
+    if (!std::regex_search(text, match, heldBy)) return std::nullopt;
+    const std::string route = match[1].str();
+    size_t from = 0;
+    if (route.starts_with("sys.modules['")) {
+        from = route.find("']") + 2;
+    } else if (size_t space = route.find(' '); space != std::string::npos && route.compare(space, 2, " `") == 0) {
+        from = route.find('`', space + 2) + 1; // module `m`, function `f`: through the name
+    }
+    return "held by " + route.substr(0, route.find_first_of("[ ", from));
+}
+
 // How a finding names its culprit, stable from release to release (no line numbers, no counts).
 std::string culpritNamed(const Finding& finding) {
     if (!finding.frames.empty()) {
@@ -93,17 +111,9 @@ std::string culpritNamed(const Finding& finding) {
     // (`held by sys.modules['taichi.lang.impl'].pytaichi.kernels`: no key, no position, no field of
     // the entry, which differ with whichever object came out newest); without one, the commonest
     // types kept, in name order. Not the form: equal forms (`kernel`, `jit`) trade the lead.
-    static const std::regex heldBy("held by ([^;]*)");
     static const std::regex kept("objects left alive per (?:decoration|instance|launch): ([^;]*)");
     std::smatch match;
-    if (std::regex_search(finding.summary, match, heldBy)) {
-        std::string route = match[1].str();
-        size_t from = route.starts_with("sys.modules['") ? route.find("']") + 2
-                      : route.starts_with("module `")   ? route.find('`', 8) + 1
-                                                        : 0;
-        size_t cut = route.find_first_of("[ ", from);
-        return "held by " + route.substr(0, cut);
-    }
+    if (std::optional<std::string> holder = heldByCulprit(finding.summary)) return *holder;
     if (std::regex_search(finding.summary, match, kept)) {
         static const std::regex type("`([^`]+)`");
         std::vector<std::string> types;
@@ -116,16 +126,21 @@ std::string culpritNamed(const Finding& finding) {
     return std::regex_replace(finding.summary, figures, "N");
 }
 
-// What a failing check blames: the finding that explains it, else (a check with no finding of its
-// own: the sentinels that a frame cycle kept) the first finding of its workload.
+} // namespace
+
 std::string culpritOf(const WorkloadResult& result, const CheckResult& check) {
-    if (check.status != Status::kFail || result.findings.empty()) return "";
+    if (check.status != Status::kFail) return "";
+    // Sentinels kept for good have their holder in the check's own reason (torch 2.1 to 2.3's
+    // `_PYNVML_ERR`): that is what keeps them, not a frame cycle beside it.
+    if (check.name.ends_with("-sentinels")) {
+        if (size_t at = check.reason.find("the never-freed held by "); at != std::string::npos)
+            if (std::optional<std::string> holder = heldByCulprit(check.reason.substr(at))) return *holder;
+    }
+    if (result.findings.empty()) return "";
     for (const Finding& finding : result.findings)
         if (explains(finding.kind, check.name)) return culpritNamed(finding);
     return culpritNamed(result.findings.front());
 }
-
-} // namespace
 
 void orderChecksAsTheGate(std::vector<std::string>& checks) {
     std::stable_sort(checks.begin(), checks.end(), [](const std::string& a, const std::string& b) {

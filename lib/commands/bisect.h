@@ -31,6 +31,12 @@ struct BisectOptions {
 
 LEAKGATE_API BisectReport runBisect(const BisectOptions& options);
 
+// What a failing check blames in the matrix, stable from release to release (no line numbers, no
+// counts; "" unless it failed): a sentinels check whose sentinels are kept for good, what its
+// reason says holds them; else the finding that explains the check, else (a check with no finding
+// of its own: the sentinels that a frame cycle kept) the first finding of its workload.
+std::string culpritOf(const WorkloadResult& result, const CheckResult& check);
+
 // The gate's order of its checks (a plug-in's after them, as found).
 void orderChecksAsTheGate(std::vector<std::string>& checks);
 

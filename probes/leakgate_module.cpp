@@ -35,6 +35,7 @@ class ResidentPages {
     ResidentPages(ResidentPages&& other) noexcept
         : pages_(std::exchange(other.pages_, nullptr)), bytes_(other.bytes_) {}
     ResidentPages& operator=(ResidentPages&&) = delete;
+    size_t bytes() const { return bytes_; }
     ~ResidentPages() {
         if (pages_ != nullptr) munmap(pages_, bytes_);
     }
@@ -47,13 +48,12 @@ class ResidentPages {
 // A host sentinel: a weakref-able object owning `bytes` of committed host memory.
 class HostSentinel {
   public:
-    HostSentinel(std::string label, size_t bytes) : label_(std::move(label)), bytes_(bytes), payload_(bytes) {}
+    HostSentinel(std::string label, size_t bytes) : label_(std::move(label)), payload_(bytes) {}
     const std::string& label() const { return label_; }
-    size_t bytes() const { return bytes_; }
+    size_t bytes() const { return payload_.bytes(); }
 
   private:
     std::string label_;
-    size_t bytes_;
     ResidentPages payload_;
 };
 

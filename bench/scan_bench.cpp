@@ -197,7 +197,7 @@ ScanTimes scanOnce(py::module_& gc, double collect) {
     saved.reserve(static_cast<size_t>(PyList_GET_SIZE(garbage.ptr())));
     for (Py_ssize_t i = 0; i < PyList_GET_SIZE(garbage.ptr()); ++i)
         saved.push_back(PyList_GET_ITEM(garbage.ptr(), i));
-    auto graph = scanner::ObjectGraph::build(saved);
+    auto graph = scanner::ObjectGraph::buildOver(saved); // as explainGarbage does
     times.graph = secondsSince(started);
     auto step = Clock::now();
     auto components = scanner::Components::find(graph);

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <bit>
 #include <deque>
 #include <filesystem>
 #include <map>
@@ -569,6 +570,168 @@ Footprint footprint(const ObjectGraph& graph, std::span<const NodeId> sources,
     return total;
 }
 
+std::vector<Footprint> footprints(const ObjectGraph& graph, const Components& components,
+                                 std::span<const std::vector<NodeId>> sourceSets, const Payloads* payloads) {
+    std::vector<Footprint> totals(sourceSets.size());
+    // Up to 8 footprints per walk, a bit each in a byte per component.
+    using Mask = std::uint8_t;
+    constexpr size_t kPerWalk = 8;
+    ObjectSizes sizeOf;
+    auto payloadOf = [&](PyObject* object, Mask mask, size_t first) {
+        if (!payloads) return;
+        auto found = payloads->find(object);
+        if (found == payloads->end()) return;
+        for (Mask bits = mask; bits != 0; bits &= bits - 1)
+            totals[first + std::countr_zero(bits)].payloadBytes[found->second.kind] += found->second.bytes;
+    };
+    auto add = [&](PyObject* object, Mask mask, size_t first) {
+        const std::int64_t bytes = sizeOf(object);
+        for (Mask bits = mask; bits != 0; bits &= bits - 1) {
+            Footprint& total = totals[first + std::countr_zero(bits)];
+            ++total.objects;
+            total.bytes += bytes;
+        }
+        payloadOf(object, mask, first);
+    };
+    for (size_t first = 0; first < sourceSets.size(); first += kPerWalk) {
+        const size_t count = std::min(kPerWalk, sourceSets.size() - first);
+        // Which footprints reach each component. Components are numbered sinks first, so walking
+        // them from the highest id down meets a component after every one that reaches it: its
+        // mask is whole when it is met, and each node is read once for all the footprints.
+        std::vector<Mask> reachedBy(components.count(), 0);
+        ComponentId highest = 0;
+        bool any = false;
+        for (size_t i = 0; i < count; ++i) {
+            for (NodeId source : sourceSets[first + i]) {
+                const ComponentId component = components.of(source);
+                reachedBy[component] |= static_cast<Mask>(1u << i);
+                highest = std::max(highest, component);
+                any = true;
+            }
+        }
+        if (!any) continue;
+        // The footprints' masks of each leaf reference (by the leaf's index in the graph: a leaf
+        // index belongs to one node), and the references to sort (see footprint()).
+        std::vector<Mask> leafMask(graph.leafCount(), 0);
+        std::vector<std::uint32_t> leafReferences;
+        // Untracked containers that go with some of the footprints, and which (9 bytes each: a
+        // heap of small objects can own hundreds of thousands, such as attribute dicts of numbers).
+        std::vector<PyObject*> ownedContainers;
+        std::vector<Mask> ownedContainerMasks;
+        auto own = [&](PyObject* leaf, Mask mask) {
+            add(leaf, mask, first);
+            if (holdsReferences(leaf)) {
+                ownedContainers.push_back(leaf);
+                ownedContainerMasks.push_back(mask);
+            }
+        };
+        for (ComponentId component = highest + 1; component-- > 0;) {
+            const Mask mask = reachedBy[component];
+            if (mask == 0) continue;
+            for (NodeId node : components.members(component)) {
+                add(graph.object(node), mask, first);
+                const ObjectGraph::Leaves leaves = graph.untrackedReferents(node);
+                for (size_t i = 0; i < leaves.size(); ++i) {
+                    const ObjectGraph::Leaf leaf = leaves[i];
+                    if (leaf.refcount == 1 && !python::isImmortal(leaf.object)) {
+                        own(leaf.object, mask);
+                    } else {
+                        leafMask[leaves.index(i)] = mask;
+                        leafReferences.push_back(leaves.index(i));
+                    }
+                }
+                for (NodeId next : graph.successors(node)) {
+                    const ComponentId to = components.of(next);
+                    if (to != component) reachedBy[to] |= mask;
+                }
+            }
+        }
+        std::vector<Mask>().swap(reachedBy);
+        std::sort(leafReferences.begin(), leafReferences.end(), [&](std::uint32_t a, std::uint32_t b) {
+            return graph.leafObject(a) < graph.leafObject(b);
+        });
+        // A leaf goes with a footprint when every reference to it comes from that footprint's
+        // objects. `forEachLeaf` gives each leaf with the references each footprint has to it.
+        auto forEachLeaf = [&](auto&& call) {
+            for (size_t begin = 0; begin < leafReferences.size();) {
+                const ObjectGraph::Leaf leaf = graph.leaf(leafReferences[begin]);
+                Py_ssize_t seen[kPerWalk] = {};
+                size_t end = begin;
+                for (; end < leafReferences.size() && graph.leafObject(leafReferences[end]) == leaf.object; ++end) {
+                    for (Mask bits = leafMask[leafReferences[end]]; bits != 0; bits &= bits - 1)
+                        ++seen[std::countr_zero(bits)];
+                }
+                begin = end;
+                if (!python::isImmortal(leaf.object)) call(leaf, seen);
+            }
+        };
+        forEachLeaf([&](const ObjectGraph::Leaf& leaf, const Py_ssize_t* seen) {
+            Mask owners = 0;
+            for (size_t i = 0; i < count; ++i) {
+                if (seen[i] > 0 && leaf.refcount <= seen[i]) owners |= static_cast<Mask>(1u << i);
+            }
+            if (owners != 0) own(leaf.object, owners);
+        });
+        // Leaves some but not all of whose references come from a footprint's objects: an owned
+        // untracked container may hold the rest (a payload named by a frame and by its f_locals
+        // dict). Gathered only for the footprints that own such a container: most scans have none.
+        Mask withContainers = 0;
+        for (Mask mask : ownedContainerMasks)
+            withContainers |= mask;
+        struct Partly {
+            PyObject* object;
+            Py_ssize_t seen, refcount;
+        };
+        std::vector<std::vector<Partly>> partlyFound(count);
+        if (withContainers != 0) {
+            forEachLeaf([&](const ObjectGraph::Leaf& leaf, const Py_ssize_t* seen) {
+                for (Mask bits = withContainers; bits != 0; bits &= bits - 1) {
+                    const int i = std::countr_zero(bits);
+                    if (seen[i] > 0 && leaf.refcount > seen[i])
+                        partlyFound[i].push_back({leaf.object, seen[i], leaf.refcount});
+                }
+            });
+        }
+        std::vector<Mask>().swap(leafMask);
+        std::vector<std::uint32_t>().swap(leafReferences);
+        // What the owned untracked containers hold, per footprint, by the same rule, level by level.
+        for (size_t i = 0; i < count; ++i) {
+            if ((withContainers & (1u << i)) == 0) continue;
+            std::unordered_map<PyObject*, std::pair<Py_ssize_t, Py_ssize_t>> partly; // seen, refcount
+            for (const Partly& leaf : partlyFound[i])
+                partly.emplace(leaf.object, std::make_pair(leaf.seen, leaf.refcount));
+            std::vector<Partly>().swap(partlyFound[i]);
+            std::unordered_set<PyObject*> counted;
+            std::vector<PyObject*> referents;
+            std::vector<PyObject*> held; // containers owned through one of this footprint's
+            size_t nextOwned = 0;
+            while (true) {
+                PyObject* container = nullptr;
+                if (!held.empty()) {
+                    container = held.back();
+                    held.pop_back();
+                } else {
+                    while (nextOwned < ownedContainers.size() && (ownedContainerMasks[nextOwned] & (1u << i)) == 0)
+                        ++nextOwned;
+                    if (nextOwned == ownedContainers.size()) break;
+                    container = ownedContainers[nextOwned++];
+                }
+                referents.clear();
+                Py_TYPE(container)->tp_traverse(container, collectReferent, &referents);
+                for (PyObject* referent : referents) {
+                    if (python::isGcTracked(referent) || python::isImmortal(referent)) continue; // a node
+                    auto [entry, added] = partly.try_emplace(referent, 0, Py_REFCNT(referent));
+                    if (++entry->second.first == entry->second.second && counted.insert(referent).second) {
+                        add(referent, static_cast<Mask>(1u << i), first);
+                        if (holdsReferences(referent)) held.push_back(referent);
+                    }
+                }
+            }
+        }
+    }
+    return totals;
+}
+
 std::vector<CycleShape> describeCycles(const ObjectGraph& garbage, const Components& components,
                                        size_t limit) {
     std::vector<ComponentId> cyclic;
@@ -577,9 +740,19 @@ std::vector<CycleShape> describeCycles(const ObjectGraph& garbage, const Compone
     return describeCyclesOf(garbage, components, cyclic, limit);
 }
 
-std::vector<CycleShape> describeCyclesOf(const ObjectGraph& garbage, const Components& components,
-                                         std::span<const ComponentId> only, size_t limit,
-                                         std::int64_t* shapeCount, std::int64_t* objectCount) {
+namespace {
+
+// The cyclic components `only`, grouped into shapes (their bytes not yet known), each with its
+// example and its footprint's sources.
+struct ShapeGroups {
+    std::map<std::string, CycleShape> shapes;
+    std::map<std::string, ComponentId> examples;
+    // The footprint's sources: one member of each component, as every member of a component
+    // reaches all the others (a copy of every member took 4 bytes per node at a scan's peak).
+    std::map<std::string, std::vector<NodeId>> sources;
+};
+
+ShapeGroups groupShapes(const ObjectGraph& garbage, const Components& components, std::span<const ComponentId> only) {
     // Grouped by the set of type objects first (no string per member: garbage of a million
     // objects is mostly cycles no frame closes), then by the names the report shows.
     std::map<std::vector<PyTypeObject*>, std::vector<ComponentId>> byTypes;
@@ -592,11 +765,7 @@ std::vector<CycleShape> describeCyclesOf(const ObjectGraph& garbage, const Compo
         types.erase(std::unique(types.begin(), types.end()), types.end());
         byTypes[types].push_back(component);
     }
-    std::map<std::string, CycleShape> shapes;
-    std::map<std::string, ComponentId> examples;
-    // The footprint's sources: one member of each component, as every member of a component
-    // reaches all the others (a copy of every member took 4 bytes per node at a scan's peak).
-    std::map<std::string, std::vector<NodeId>> sources;
+    ShapeGroups grouped;
     for (const auto& [typeSet, group] : byTypes) { // group: its components, the first the example
         std::vector<std::string> names;
         for (PyTypeObject* type : typeSet)
@@ -604,22 +773,31 @@ std::vector<CycleShape> describeCyclesOf(const ObjectGraph& garbage, const Compo
         std::sort(names.begin(), names.end());
         names.erase(std::unique(names.begin(), names.end()), names.end());
         std::string key = fmt::format("{}", fmt::join(names, ", "));
-        CycleShape& shape = shapes[key];
+        CycleShape& shape = grouped.shapes[key];
         shape.types = key;
         shape.count += static_cast<std::int64_t>(group.size());
-        examples.emplace(key, group.front());
-        std::vector<NodeId>& nodes = sources[key];
+        grouped.examples.emplace(key, group.front());
+        std::vector<NodeId>& nodes = grouped.sources[key];
         for (ComponentId component : group) {
             auto of = components.members(component);
             nodes.push_back(of.front());
             shape.objects += static_cast<std::int64_t>(of.size());
         }
     }
+    return grouped;
+}
+
+// The shapes with their bytes (`bytes`, in the order of `grouped.shapes`), most first, cut to
+// `limit`, each with the labelled cycle of its example.
+std::vector<CycleShape> finishShapes(const ObjectGraph& garbage, const Components& components,
+                                     const ShapeGroups& grouped, std::span<const std::int64_t> bytes,
+                                     size_t limit, std::int64_t* shapeCount, std::int64_t* objectCount) {
     std::vector<CycleShape> ordered;
-    for (auto& [key, shape] : shapes) {
-        // What the shape's cycles would free with them, as for a frame cycle's finding.
-        shape.bytes = footprint(garbage, sources.at(key)).bytes;
+    size_t next = 0;
+    for (const auto& [key, shape] : grouped.shapes) {
         ordered.push_back(shape);
+        // What the shape's cycles would free with them, as for a frame cycle's finding.
+        ordered.back().bytes = bytes[next++];
     }
     std::stable_sort(ordered.begin(), ordered.end(), [](const CycleShape& a, const CycleShape& b) {
         return a.bytes != b.bytes ? a.bytes > b.bytes : a.count > b.count;
@@ -632,7 +810,7 @@ std::vector<CycleShape> describeCyclesOf(const ObjectGraph& garbage, const Compo
     }
     if (ordered.size() > limit) ordered.resize(limit);
     for (CycleShape& shape : ordered) {
-        ComponentId component = examples.at(shape.types);
+        ComponentId component = grouped.examples.at(shape.types);
         NodeId first = components.members(component)[0];
         for (NodeId next : garbage.successors(first)) {
             if (components.of(next) != component) continue;
@@ -643,6 +821,21 @@ std::vector<CycleShape> describeCyclesOf(const ObjectGraph& garbage, const Compo
         }
     }
     return ordered;
+}
+
+} // namespace
+
+std::vector<CycleShape> describeCyclesOf(const ObjectGraph& garbage, const Components& components,
+                                         std::span<const ComponentId> only, size_t limit,
+                                         std::int64_t* shapeCount, std::int64_t* objectCount) {
+    const ShapeGroups grouped = groupShapes(garbage, components, only);
+    std::vector<std::vector<NodeId>> sourceSets;
+    for (const auto& [key, nodes] : grouped.sources)
+        sourceSets.push_back(nodes);
+    std::vector<std::int64_t> bytes;
+    for (const Footprint& pinned : footprints(garbage, components, sourceSets))
+        bytes.push_back(pinned.bytes);
+    return finishShapes(garbage, components, grouped, bytes, limit, shapeCount, objectCount);
 }
 
 // The fix follows the edge that closes the cycle (or, for a retained frame, the edge that holds
@@ -816,7 +1009,7 @@ std::optional<FrameInfo> cellOwnerBinding(PyObject* frame, PyObject* code, const
 } // namespace
 
 FrameCycles explainGarbage(std::span<PyObject* const> garbage, const Payloads* payloads) {
-    ObjectGraph graph = ObjectGraph::build(garbage);
+    ObjectGraph graph = ObjectGraph::buildOver(garbage);
     Components components = Components::find(graph);
     return explainFrameCycles(graph, components, payloads);
 }
@@ -891,16 +1084,25 @@ FrameCycles explainFrameCycles(const ObjectGraph& garbage, const Components& com
         group.members.push_back(components.members(component).front());
     }
     FrameCycles result;
-    std::vector<NodeId> everyMember;
+    // Every footprint of the explanation in one walk (their objects overlap: the frames reach
+    // what their locals hold, cycles of other shapes among it): all the frame cycles, each
+    // group's (one group pins exactly what all of them pin), each shape's of the other cycles.
+    std::vector<std::vector<NodeId>> sourceSets(1);
     for (auto& [key, group] : groups) {
-        everyMember.insert(everyMember.end(), group.members.begin(), group.members.end());
+        sourceSets.front().insert(sourceSets.front().end(), group.members.begin(), group.members.end());
+        if (groups.size() > 1) sourceSets.push_back(std::move(group.members));
     }
-    result.total = footprint(garbage, everyMember, nullptr, payloads);
+    const ShapeGroups shapes = groupShapes(garbage, components, others);
+    const size_t firstShape = sourceSets.size();
+    for (const auto& [key, nodes] : shapes.sources)
+        sourceSets.push_back(nodes);
+    std::vector<Footprint> pinnedBy = footprints(garbage, components, sourceSets, payloads);
+    result.total = pinnedBy.front();
     std::vector<Finding>& findings = result.findings;
+    size_t nextGroup = 1;
     for (auto& [key, group] : groups) {
         Finding& finding = group.finding;
-        // One group pins exactly what all of them pin: walk the graph once.
-        Footprint pinned = groups.size() == 1 ? result.total : footprint(garbage, group.members, nullptr, payloads);
+        const Footprint& pinned = groups.size() == 1 ? result.total : pinnedBy[nextGroup++];
         finding.objects = pinned.objects;
         finding.bytes = pinned.bytes;
         finding.payloadBytes = pinned.payloadBytes;
@@ -948,9 +1150,11 @@ FrameCycles explainFrameCycles(const ObjectGraph& garbage, const Components& com
     std::stable_sort(findings.begin(), findings.end(),
                      [&](const Finding& a, const Finding& b) { return pinnedInAll(a) > pinnedInAll(b); });
     if (!others.empty()) {
-        const std::vector<CycleShape> shapes =
-            describeCyclesOf(garbage, components, others, 5, &result.otherShapes, &result.otherObjects);
-        for (const CycleShape& shape : shapes) {
+        std::vector<std::int64_t> bytes;
+        for (size_t set = firstShape; set < pinnedBy.size(); ++set)
+            bytes.push_back(pinnedBy[set].bytes);
+        for (const CycleShape& shape : finishShapes(garbage, components, shapes, bytes, 5, &result.otherShapes,
+                                                    &result.otherObjects)) {
             std::string cycle;
             for (const PathStep& step : shape.cycle)
                 cycle += fmt::format(" --{}--> {}", step.label, step.to);

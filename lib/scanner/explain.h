@@ -43,6 +43,12 @@ std::string retentionRoute(const ObjectGraph& heap, const std::vector<NodeId>& p
 
 Footprint footprint(const ObjectGraph& graph, std::span<const NodeId> sources,
                     const std::vector<bool>* excluded = nullptr, const Payloads* payloads = nullptr);
+// The footprints of several sets of sources at once, each as footprint() gives it alone (without
+// `excluded`), in one walk of the components for every 8 sets: an object that several of them
+// reach is read once. `components` are those of `graph`.
+std::vector<Footprint> footprints(const ObjectGraph& graph, const Components& components,
+                                  std::span<const std::vector<NodeId>> sourceSets,
+                                  const Payloads* payloads = nullptr);
 
 // Cycles of any kind (ctypes objects, dicts, instances): one entry per shape, the sorted type
 // names of a component's members, most bytes pinned first (then most instances); each with the

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <unordered_set>
 
 namespace leakgate::scanner {
 namespace {
@@ -158,14 +159,22 @@ struct GraphBuilder {
 };
 
 ObjectGraph ObjectGraph::build(std::span<PyObject* const> objects) {
+    return build(objects, false);
+}
+
+ObjectGraph ObjectGraph::buildOver(std::span<PyObject* const> objects) {
+    return build(objects, true);
+}
+
+ObjectGraph ObjectGraph::build(std::span<PyObject* const> objects, bool borrow) {
     LEAKGATE_CHECK(objects.size() < UINT32_MAX);
     ObjectGraph graph;
-    graph.objects_.reserve(objects.size());
     // Sized for 32 objects a page; a heap of larger objects grows it.
     graph.pageKeys_.resize(std::bit_ceil(std::max<size_t>(16, objects.size() / 16)));
     graph.pageMask_ = graph.pageKeys_.size() - 1;
     graph.pages_.reserve(graph.pageKeys_.size() / 2);
     constexpr size_t kAhead = 16;
+    bool listedTwice = false;
     for (size_t i = 0; i < objects.size(); ++i) {
         if (i + kAhead < objects.size()) {
             __builtin_prefetch(
@@ -175,9 +184,26 @@ ObjectGraph ObjectGraph::build(std::span<PyObject* const> objects) {
         Page& page = graph.insertPage(pageNumber(object));
         const unsigned slot = slotOf(object);
         const std::uint64_t bit = std::uint64_t{1} << (slot % 64);
-        if (page.slots[slot / 64] & bit) continue; // listed twice: one node
+        if (page.slots[slot / 64] & bit) { // listed twice: one node
+            listedTwice = true;
+            continue;
+        }
         page.slots[slot / 64] |= bit;
-        graph.objects_.push_back(object);
+    }
+    if (!listedTwice && borrow) {
+        graph.objects_ = objects;
+    } else {
+        // Each object once, at its first place.
+        graph.ownedObjects_.reserve(objects.size());
+        if (!listedTwice) {
+            graph.ownedObjects_.assign(objects.begin(), objects.end());
+        } else {
+            std::unordered_set<PyObject*> listed;
+            for (PyObject* object : objects) {
+                if (listed.insert(object).second) graph.ownedObjects_.push_back(object);
+            }
+        }
+        graph.objects_ = graph.ownedObjects_;
     }
     // Ranks: pages in the order they were first met, slots in address order within a page.
     std::uint32_t rank = 0;

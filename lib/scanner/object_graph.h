@@ -19,11 +19,21 @@ class ObjectGraph {
   public:
     // The objects are borrowed: the caller keeps every one alive while the graph is in use.
     // Must run with the GIL held and without running Python code in between: the walk assumes
-    // the heap does not change under it.
+    // the heap does not change under it. An object listed twice is one node.
     static ObjectGraph build(std::span<PyObject* const> objects);
+    // The same, borrowing the array too (no copy of its pointers, 8 bytes per object at a scan's
+    // peak) when no object is listed twice: the caller keeps `objects` alive and unchanged while
+    // the graph is in use.
+    static ObjectGraph buildOver(std::span<PyObject* const> objects);
+
+    ObjectGraph(ObjectGraph&&) = default;
+    ObjectGraph& operator=(ObjectGraph&&) = default;
+    ObjectGraph(const ObjectGraph&) = delete; // objects_ may point into ownedObjects_
+    ObjectGraph& operator=(const ObjectGraph&) = delete;
 
     size_t size() const { return objects_.size(); }
     PyObject* object(NodeId node) const { return objects_[node]; } // Borrowed reference
+    std::span<PyObject* const> objects() const { return objects_; } // by node
     std::optional<NodeId> find(PyObject* object) const;
 
     std::span<const NodeId> successors(NodeId node) const {
@@ -144,7 +154,11 @@ class ObjectGraph {
     std::vector<Page> pages_;
     std::vector<NodeId> ids_; // by rank
 
-    std::vector<PyObject*> objects_;
+    ObjectGraph() = default;
+    static ObjectGraph build(std::span<PyObject* const> objects, bool borrow);
+
+    std::span<PyObject* const> objects_; // by node: the caller's array, or ownedObjects_
+    std::vector<PyObject*> ownedObjects_;
     // Where each node's edges, or leaves, start in their array, in 1.5 bytes a node where an
     // offset per node took 4 (two such arrays were 8 bytes per object at a scan's peak): the
     // first entry of every 8th node, and each node's count in a byte. A node with kMany or more

@@ -262,5 +262,77 @@ objects += [Instance(shared).__dict__, 0, -1, 2**30 + 7, -2**62, 2**200, -(2**50
     }
 }
 
+TEST(Footprints, GivenManySetsOverARandomHeapThenEachIsWhatFootprintGivesItAlone) {
+    // GIVEN a random heap: containers that refer to each other (cycles and chains), leaves shared
+    // by some and owned by one (strings, big ints, bytes), untracked dicts and tuples that hold
+    // leaves of their own, and a payload on some objects
+    py::dict scope = testing::runPython(R"(
+import random
+rng = random.Random(20261205)
+class Node:
+    pass
+nodes = []
+for i in range(600):
+    kind = rng.randrange(4)
+    nodes.append([] if kind == 0 else {} if kind == 1 else Node() if kind == 2 else [None])
+shared_leaves = [f"shared-{i}" * 3 for i in range(40)] + [10**30 + i for i in range(40)]
+for i, node in enumerate(nodes):
+    for _ in range(rng.randrange(4)):
+        target = rng.choice(nodes) if rng.random() < 0.7 else nodes[min(len(nodes) - 1, i + 1)]
+        leaf = rng.choice(shared_leaves) if rng.random() < 0.5 else f"own-{i}-{rng.random()}"
+        untracked = {"a": bytes(rng.randrange(1, 300)), "b": leaf}  # a dict of atomics: untracked
+        if isinstance(node, list):
+            node.append(target); node.append(leaf)
+            if rng.random() < 0.3: node.append(untracked)
+        elif isinstance(node, dict):
+            node[f"k{len(node)}"] = target; node[leaf] = 2**70 + i
+            if rng.random() < 0.3: node[f"u{len(node)}"] = untracked
+        else:
+            setattr(node, f"a{len(vars(node))}", target); setattr(node, f"l{len(vars(node))}", leaf)
+# leaves that two or three containers share and nothing else holds: owned by a footprint only
+# when it reaches every one of their holders
+lists = [node for node in nodes if isinstance(node, list)]
+for i in range(300):
+    leaf = f"pair-{i}-" + "x" * rng.randrange(50)
+    for _ in range(2 + i % 2):
+        rng.choice(lists).append(leaf)
+del leaf
+objects = list(nodes)
+)");
+    std::vector<PyObject*> pointers;
+    for (py::handle object : py::list(scope["objects"]))
+        pointers.push_back(object.ptr());
+    ObjectGraph graph = ObjectGraph::build(pointers);
+    Components components = Components::find(graph);
+    Payloads payloads;
+    for (NodeId node = 0; node < graph.size(); node += 7)
+        payloads[graph.object(node)] = {node % 2 ? "device" : "torch", 1000 + node};
+    // ... and 19 sets of sources (three walks of 8): single nodes, a few, overlapping ones, empty
+    std::vector<std::vector<NodeId>> sets;
+    std::uint32_t state = 12345;
+    auto next = [&] { return state = state * 1664525u + 1013904223u; };
+    for (int set = 0; set < 19; ++set) {
+        std::vector<NodeId> sources;
+        const int size = set == 7 ? 0 : 1 + static_cast<int>(next() % (set % 3 == 0 ? 1 : 12));
+        for (int i = 0; i < size; ++i)
+            sources.push_back(static_cast<NodeId>(next() % graph.size()));
+        sets.push_back(sources);
+    }
+    // WHEN their footprints are taken in one call
+    std::vector<Footprint> together = footprints(graph, components, sets, &payloads);
+    // THEN each is the footprint of its set alone: objects, bytes and payloads
+    ASSERT_EQ(together.size(), sets.size());
+    std::int64_t reached = 0;
+    for (size_t set = 0; set < sets.size(); ++set) {
+        Footprint alone = footprint(graph, sets[set], nullptr, &payloads);
+        EXPECT_EQ(together[set].objects, alone.objects) << "set " << set;
+        EXPECT_EQ(together[set].bytes, alone.bytes) << "set " << set;
+        EXPECT_EQ(together[set].payloadBytes, alone.payloadBytes) << "set " << set;
+        reached += alone.objects;
+    }
+    // (and the heap is one the sets cross: most reach more than their sources)
+    EXPECT_GT(reached, 19 * 50);
+}
+
 } // namespace
 } // namespace leakgate::scanner

@@ -217,6 +217,27 @@ TEST(ObjectGraph, BuildsTheSameGraphAsAHashMapOfEveryObject) {
     EXPECT_GT(outside, 1000u);
 }
 
+TEST(ObjectGraph, BuildOverBorrowsTheArrayWithoutDuplicatesAndCopiesItWithThem) {
+    // GIVEN the mixed heap, listed with some objects twice, and listed once each
+    py::dict scope = testing::runPython(kMixedHeap);
+    std::vector<PyObject*> twice = pointersOf(scope["members"]);
+    ReferenceGraph reference(twice);
+    std::vector<PyObject*> once = reference.objects;
+    ASSERT_LT(once.size(), twice.size());
+    // WHEN each is built over
+    ObjectGraph overOnce = ObjectGraph::buildOver(once);
+    ObjectGraph overTwice = ObjectGraph::buildOver(twice);
+    // THEN both are the graph a hash map gives; without duplicates the nodes are the caller's
+    // array itself (no copy), with them a copy of each object at its first place
+    expectSameGraph(overOnce, reference);
+    expectSameGraph(overTwice, reference);
+    EXPECT_EQ(&overOnce.objects().front(), once.data());
+    EXPECT_NE(&overTwice.objects().front(), twice.data());
+    // ... and a graph moved elsewhere keeps its nodes (the copy moves with it)
+    ObjectGraph moved = std::move(overTwice);
+    expectSameGraph(moved, reference);
+}
+
 TEST(ObjectGraph, BuildsTheSameGraphAsAHashMapOnTheGarbageOfACollection) {
     testing::runPython(R"(
 class Node:

@@ -262,6 +262,37 @@ objects += [Instance(shared).__dict__, 0, -1, 2**30 + 7, -2**62, 2**200, -(2**50
     }
 }
 
+TEST(Footprint, GivenLeavesOwnedByOneListThenEachCountsAtItsSysGetsizeof) {
+    // GIVEN lists each holding leaves that nothing else holds: ints of several sizes (one too big
+    // for the walk to keep its size), a float, an untracked dict, a string, bytes
+    py::dict scope = testing::runPython(R"(
+objects = [[10**(10 * i) + 7, float(i) + 0.5, {"a": i}, i * 1000003 + 1, f"text {i}" * i,
+            bytes(range(i % 7)) + b"x" * i, 3**(400000 * (i % 2))] for i in range(1, 40)]
+)");
+    std::vector<PyObject*> pointers;
+    for (py::handle object : py::list(scope["objects"]))
+        pointers.push_back(object.ptr());
+    ObjectGraph graph = ObjectGraph::build(pointers);
+    py::object getsizeof = py::module_::import("sys").attr("getsizeof");
+    for (NodeId node = 0; node < graph.size(); ++node) {
+        // WHEN the footprint of one list is taken
+        NodeId only[] = {node};
+        Footprint pinned = footprint(graph, only);
+        // THEN its bytes are its own sys.getsizeof and its owned leaves' (those it holds alone)
+        py::list list = py::reinterpret_borrow<py::list>(graph.object(node));
+        std::int64_t expected = getsizeof(list).cast<std::int64_t>();
+        std::int64_t owned = 1;
+        for (py::handle item : list) {
+            if (Py_REFCNT(item.ptr()) != 1) continue;
+            expected += getsizeof(item).cast<std::int64_t>();
+            ++owned;
+        }
+        EXPECT_GE(owned, 6);
+        EXPECT_EQ(pinned.objects, owned) << "list " << node;
+        EXPECT_EQ(pinned.bytes, expected) << "list " << node;
+    }
+}
+
 TEST(Footprints, GivenManySetsOverARandomHeapThenEachIsWhatFootprintGivesItAlone) {
     // GIVEN a random heap: containers that refer to each other (cycles and chains), leaves shared
     // by some and owned by one (strings, big ints, bytes), untracked dicts and tuples that hold

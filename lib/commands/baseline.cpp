@@ -2,6 +2,7 @@
 
 #include "leakgate/errors.h"
 #include "lib/commands/gate.h"
+#include "lib/report/units.h"
 
 #include <fmt/format.h>
 
@@ -148,6 +149,61 @@ nlohmann::json parseBaseline(const std::string& text, const std::string& name) {
                                          name, i, check["name"].get<std::string>()));
     }
     return baseline;
+}
+
+void checkBaselineSentinels(const nlohmann::json& baseline, const std::string& name, std::int64_t hostBytes,
+                            std::int64_t deviceBytes) {
+    // The sizes the baseline's sentinels had, by payload: host, and device (a torch tensor beside
+    // each device sentinel has its size).
+    std::optional<std::int64_t> baselineHost, baselineDevice;
+    auto results = baseline.find("results");
+    if (results != baseline.end() && results->is_array()) {
+        for (const nlohmann::json& result : *results) {
+            if (!result.is_object() || !result.contains("sentinels") || !result["sentinels"].is_array()) continue;
+            for (const nlohmann::json& sentinel : result["sentinels"]) {
+                if (!sentinel.is_object() || !sentinel.contains("kind") || !sentinel["kind"].is_string() ||
+                    !sentinel.contains("bytes") || !sentinel["bytes"].is_number_integer())
+                    continue;
+                const std::string kind = sentinel["kind"];
+                const auto bytes = sentinel["bytes"].get<std::int64_t>();
+                std::optional<std::int64_t>& size = kind == "host" ? baselineHost : baselineDevice;
+                if (size && *size != bytes) {
+                    throw UsageError(fmt::format("the baseline {}: its {} sentinels have two sizes ({} and {} "
+                                                 "bytes): not a run of `leakgate gate`",
+                                                 name, kind == "host" ? "host" : "device", *size, bytes));
+                }
+                size = bytes;
+            }
+        }
+    }
+    if (baselineHost && *baselineHost != hostBytes) {
+        throw UsageError(fmt::format(
+            "the baseline {} was made with host sentinels of {}, this run's are {}: the pinned bytes of "
+            "the sentinels, frame-cycle and retained-frame checks do not compare (run with --sentinel-mib "
+            "{}, or make the baseline again)",
+            name, humanBytes(*baselineHost), humanBytes(hostBytes), *baselineHost >> 20));
+    }
+    if (baselineDevice && *baselineDevice != deviceBytes) {
+        throw UsageError(fmt::format(
+            "the baseline {} was made with device sentinels of {}, this run's are {}: the pinned bytes do "
+            "not compare (run with --device-sentinel-mib {}, or make the baseline again)",
+            name, humanBytes(*baselineDevice), humanBytes(deviceBytes), *baselineDevice >> 20));
+    }
+    auto checks = baseline.find("checks");
+    if (baselineHost || checks == baseline.end() || !checks->is_array()) return;
+    // No sentinel recorded: then no figure that counts sentinel bytes may be compared either.
+    for (const nlohmann::json& check : *checks) {
+        if (!check.is_object() || !check.contains("name") || !check["name"].is_string()) continue;
+        const std::string checkName = check["name"];
+        const bool countsSentinels = checkName.ends_with("-sentinels") || checkName.ends_with("-frame-cycle") ||
+                                     checkName.ends_with("-retained-frame") ||
+                                     checkName.ends_with("-device-memory");
+        if (countsSentinels && baselineAmount(check)) {
+            throw UsageError(fmt::format("the baseline {} has a figure for `{}` but records no sentinel: the size "
+                                         "its pinned bytes were counted with is unknown",
+                                         name, checkName));
+        }
+    }
 }
 
 void applyBaseline(Report& report, const nlohmann::json& baseline, const Budgets& budgets) {

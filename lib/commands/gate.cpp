@@ -222,6 +222,8 @@ Report runGate(const GateOptions& options) {
     // Read before anything runs: a bad baseline or budgets file is a usage error.
     nlohmann::json baseline =
         options.baseline.empty() ? nlohmann::json() : loadBaseline(options.baseline);
+    if (!baseline.is_null())
+        checkBaselineSentinels(baseline, options.baseline, options.sentinelBytes, options.deviceSentinelBytes);
     // A plug-in's checks are known only once it ran: with --probe, a budget may name any check.
     Budgets budgets = options.budgets.empty() ? defaultBudgets()
                                               : loadBudgets(options.budgets, !options.probes.empty());

@@ -44,6 +44,15 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, size_t size) {
     } catch (const UsageError&) {
         return 0;
     }
+    // The sentinel sizes it was made with: the default ones, and none (a baseline that records
+    // other sizes, or counts sentinels it does not record, is a usage error, nothing else).
+    const std::pair<std::int64_t, std::int64_t> sizes[] = {{8 << 20, 256ll << 20}, {0, 0}};
+    for (const auto& [host, device] : sizes) {
+        try {
+            checkBaselineSentinels(baseline, "fuzz.json", host, device);
+        } catch (const UsageError&) {
+        }
+    }
     Budgets generous;
     for (const std::string& check : gateChecks())
         generous.allowedGrowth[check] = std::numeric_limits<std::int64_t>::max();

@@ -270,6 +270,39 @@ class Baselines(unittest.TestCase):
                     check = json.load(report_file)["checks"][0]
                 self.assertIn("the baseline's 0 to", check["reason"])
 
+    def test_a_baseline_made_with_other_sentinels_is_a_usage_error_before_anything_runs(self):
+        # Pinned bytes count sentinel payloads: 37 sentinels of 1 MiB would read as within the
+        # budget of 19 of 8 MiB. A baseline of another size, or of no recorded size, is refused.
+        target = os.path.join(FIXTURES, "targets", "frame_cycle_461.py")
+        with tempfile.TemporaryDirectory() as tmp:
+            good = os.path.join(tmp, "good.json")
+            run = leakgate("gate", "--quiet", "--target", target, "--checks", "decorate-sentinels",
+                           "--sentinel-mib", "2", "--json", good)
+            self.assertEqual(run.returncode, 1, run.stderr)
+            report = os.path.join(tmp, "new.json")
+            run = leakgate("gate", "--quiet", "--target", target, "--checks", "decorate-sentinels",
+                           "--sentinel-mib", "1", "--baseline", good, "--json", report)
+            self.assertEqual(run.returncode, 2, run.stderr)
+            self.assertIn("host sentinels of 2.0 MiB", run.stderr)
+            self.assertIn("--sentinel-mib 2", run.stderr)
+            self.assertFalse(os.path.exists(report))  # refused before any worker ran
+            # The same size compares.
+            run = leakgate("gate", "--quiet", "--target", target, "--checks", "decorate-sentinels",
+                           "--sentinel-mib", "2", "--baseline", good)
+            self.assertEqual(run.returncode, 0, run.stderr)
+            # A baseline whose figures count sentinels it does not record.
+            with open(good) as baseline_file:
+                baseline = json.load(baseline_file)
+            for result in baseline["results"]:
+                result["sentinels"] = []
+            stripped = os.path.join(tmp, "stripped.json")
+            with open(stripped, "w") as out:
+                json.dump(baseline, out)
+            run = leakgate("gate", "--quiet", "--target", target, "--checks", "decorate-sentinels",
+                           "--sentinel-mib", "2", "--baseline", stripped)
+            self.assertEqual(run.returncode, 2, run.stderr)
+            self.assertIn("records no sentinel", run.stderr)
+
     def test_a_baseline_that_is_not_a_gate_report_is_a_usage_error(self):
         with tempfile.NamedTemporaryFile("w", suffix=".json") as bad:
             bad.write('{"schema": "something-else"}')

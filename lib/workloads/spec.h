@@ -17,7 +17,7 @@ namespace leakgate::workloads {
 
 // The defaults of the settings a spec carries, shared with the gate's options (lib/commands/gate.h).
 namespace defaults {
-inline constexpr std::int64_t kSentinelBytes = 8 << 20;           // host payload of each sentinel
+inline constexpr std::int64_t kSentinelBytes = 1 << 20;           // host payload of each sentinel
 inline constexpr std::int64_t kDeviceSentinelBytes = 256ll << 20; // device payload per case; 0: none
 inline constexpr std::int64_t kLaunchCalls = 2000;                // calls per measured launch run
 inline constexpr int kLaunchRuns = 5;                             // measured runs per launch case

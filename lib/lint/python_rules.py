@@ -287,8 +287,10 @@ class ScopeBuilder(ast.NodeVisitor):
     def visit_Constant(self, node):
         pass  # no children; ast.NodeVisitor's own visit_Constant looks for visit_Num and the like
 
-    def __init__(self, tree):
-        self.imports = Imports()  # the file's names for inspect and sys functions
+    def __init__(self, tree, imports=None):
+        # The file's names for inspect and sys functions. A file linted in pieces passes the one
+        # Imports all its pieces note into, in the file's order.
+        self.imports = Imports() if imports is None else imports
         self.called = set()  # ids of the Name nodes that are called: `helper(...)`
         self.lambda_names = {}  # id of a lambda -> the one name it is assigned to
         self.scopes = {}  # node -> Scope
@@ -1307,6 +1309,10 @@ class Finding(NamedTuple):
     fix: str
 
 
+def sorted_findings(findings):
+    return sorted(findings, key=lambda f: (f.line, f.column, f.rule, f.name))
+
+
 class FileLinter:
     def __init__(self, path, tree):
         self.path = path
@@ -1365,22 +1371,34 @@ class FileLinter:
                           message, FIX_CLOSURE))
 
     def run(self):
-        builder = self.builder
         self.ever = {}  # scope -> its analyzer's `ever`: what a nested scope finds in its free names
         self.calls = []  # (callee name, how it is called, {position or keyword: kinds})
-        scopes = [scope for scope in builder.scopes.values()  # enclosing scopes first
-                  if scope.kind not in ("lambda", "comprehension")]
+        scopes = self.analysed_scopes()
+        self.first_round(scopes)
+        self.second_round(scopes, self.calls)
+        return sorted_findings(self.findings.values())
+
+    def analysed_scopes(self):
+        """The scopes analysed on their own, enclosing scopes first (a lambda's or a
+        comprehension's flow is part of its enclosing scope's)."""
+        return [scope for scope in self.builder.scopes.values()
+                if scope.kind not in ("lambda", "comprehension")]
+
+    def first_round(self, scopes):
         for scope in scopes:
             self._analyze(scope, {})
-        # Then once more, for each function that some call of this file passes a frame-reaching
-        # value, with those parameters bound (one call level), and the scopes inside it.
-        seeded = {scope: self._parameter_kinds(scope) for scope in scopes if scope.kind == "function"}
+
+    def second_round(self, scopes, calls):
+        """Once more, for each function that some call of the file (`calls`, all the first
+        round's) passes a frame-reaching value, with those parameters bound (one call level),
+        and the scopes inside it."""
+        seeded = {scope: self._parameter_kinds(scope, calls) for scope in scopes
+                  if scope.kind == "function"}
         again = {scope for scope, parameters in seeded.items() if parameters}
         for scope in scopes:
             if scope in again or scope.parent in again:
                 again.add(scope)  # what is nested in it sees its parameters as free names
                 self._analyze(scope, seeded.get(scope) or {})
-        return sorted(self.findings.values(), key=lambda f: (f.line, f.column, f.rule, f.name))
 
     def _analyze(self, scope, parameters):
         captures = self._captures(scope)
@@ -1421,15 +1439,16 @@ class FileLinter:
             elif receiver[:1].isupper():
                 self.calls.append((call.func.attr, "class", receiver, passed))
 
-    def _parameter_kinds(self, scope):
-        """The parameters of a function that a call of this file passes frame-reaching values."""
+    def _parameter_kinds(self, scope, calls):
+        """The parameters of a function that a call of this file (one of `calls`) passes
+        frame-reaching values."""
         node = scope.node
         in_class = scope.parent is not None and scope.parent.kind == "class"
         decorators = {unparse(d) for d in node.decorator_list}
         positional = [a.arg for a in [*node.args.posonlyargs, *node.args.args]]
         keywords = set(positional) | {a.arg for a in node.args.kwonlyargs}
         out = {}
-        for name, how, owner, passed in self.calls:
+        for name, how, owner, passed in calls:
             if name != node.name or (how == "name") == in_class:
                 continue
             if how == "class" and scope.parent.node.name != owner:

@@ -48,6 +48,7 @@ import os
 import sys
 import threading
 import tokenize
+import warnings
 from collections import deque
 from typing import NamedTuple
 
@@ -1625,12 +1626,18 @@ class _Pieces:
     def __len__(self):
         return len(self.bounds)
 
-    def parse(self, index):
+    def parse(self, index, again=False):
+        """The piece's tree. `again`: a piece parsed before, whose SyntaxWarnings (an invalid
+        escape...) were shown then: not shown twice."""
         first, end = self.bounds[index]
         # A byte order mark is one only at the start of the file; elsewhere it is a character.
         encoding = "utf-8" if first > 1 and self.encoding == "utf-8-sig" else self.encoding
-        text = b"".join(self.lines[first - 1:end - 1]).decode(encoding)
-        return ast.parse("\n" * (first - 1) + text, filename=self.path)
+        text = "\n" * (first - 1) + b"".join(self.lines[first - 1:end - 1]).decode(encoding)
+        if not again:
+            return ast.parse(text, filename=self.path)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return ast.parse(text, filename=self.path)
 
 
 def _statement_starts(lines):
@@ -1728,7 +1735,7 @@ class PiecewiseLint:
         evers = []  # per piece: first-round `ever` of its scopes, by their index in it
         functions = []  # per piece: the names of its functions
         for index in range(len(self.pieces)):
-            tree = self.pieces.parse(index)
+            tree = self.pieces.parse(index, again=True)
             state = flow.run_block(tree.body, state)  # None after a `return` at module level
             linter = _PieceLinter(self, tree, first)
             del tree
@@ -1745,7 +1752,7 @@ class PiecewiseLint:
         for index in range(len(self.pieces)):
             if not functions[index] & called:
                 continue
-            linter = _PieceLinter(self, self.pieces.parse(index), second)
+            linter = _PieceLinter(self, self.pieces.parse(index, again=True), second)
             scopes = linter.analysed_scopes()
             linter.ever = {scopes[number]: ever for number, ever in evers[index].items()}
             linter.second_round(scopes, calls)

@@ -211,9 +211,7 @@ TEST(Footprint, GivenObjectsOfManyKindsThenEachCountsAtItsSysGetsizeof) {
                            "point_dict = point.__dict__\n"
                            "objects = [point, {name: point}, [name] * 100, (Sized(), point),\n"
                            "           type('Kind', (), {}), here(), {point}]\n");
-    std::vector<PyObject*> pointers;
-    for (py::handle object : py::list(scope["objects"]))
-        pointers.push_back(object.ptr());
+    std::vector<PyObject*> pointers = testing::pointersOf(scope["objects"]);
     ObjectGraph graph = ObjectGraph::build(pointers);
     std::vector<NodeId> all;
     for (NodeId node = 0; node < graph.size(); ++node)
@@ -248,9 +246,7 @@ for i in range(33): grown.append(None)
 objects += [grown, Sub([None, shared]), {}, {"a": None}, dict.fromkeys(keys), Mapping(x=shared)]
 objects += [Instance(shared).__dict__, 0, -1, 2**30 + 7, -2**62, 2**200, -(2**500), True]
 )");
-    std::vector<PyObject*> pointers;
-    for (py::handle object : py::list(scope["objects"]))
-        pointers.push_back(object.ptr());
+    std::vector<PyObject*> pointers = testing::pointersOf(scope["objects"]);
     ObjectGraph graph = ObjectGraph::build(pointers);
     py::object getsizeof = py::module_::import("sys").attr("getsizeof");
     // WHEN each is taken alone THEN its bytes are its sys.getsizeof
@@ -263,15 +259,13 @@ objects += [Instance(shared).__dict__, 0, -1, 2**30 + 7, -2**62, 2**200, -(2**50
 }
 
 TEST(Footprint, GivenLeavesOwnedByOneListThenEachCountsAtItsSysGetsizeof) {
-    // GIVEN lists each holding leaves that nothing else holds: ints of several sizes (one too big
-    // for the walk to keep its size), a float, an untracked dict, a string, bytes
+    // GIVEN lists each holding leaves that nothing else holds: ints of several sizes (one of 84 KiB
+    // in every other list), a float, an untracked dict, a string, bytes
     py::dict scope = testing::runPython(R"(
 objects = [[10**(10 * i) + 7, float(i) + 0.5, {"a": i}, i * 1000003 + 1, f"text {i}" * i,
             bytes(range(i % 7)) + b"x" * i, 3**(400000 * (i % 2))] for i in range(1, 40)]
 )");
-    std::vector<PyObject*> pointers;
-    for (py::handle object : py::list(scope["objects"]))
-        pointers.push_back(object.ptr());
+    std::vector<PyObject*> pointers = testing::pointersOf(scope["objects"]);
     ObjectGraph graph = ObjectGraph::build(pointers);
     py::object getsizeof = py::module_::import("sys").attr("getsizeof");
     for (NodeId node = 0; node < graph.size(); ++node) {
@@ -330,9 +324,7 @@ for i in range(300):
 del leaf
 objects = list(nodes)
 )");
-    std::vector<PyObject*> pointers;
-    for (py::handle object : py::list(scope["objects"]))
-        pointers.push_back(object.ptr());
+    std::vector<PyObject*> pointers = testing::pointersOf(scope["objects"]);
     ObjectGraph graph = ObjectGraph::build(pointers);
     Components components = Components::find(graph);
     Payloads payloads;

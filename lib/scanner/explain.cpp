@@ -464,6 +464,36 @@ int collectReferent(PyObject* referent, void* out) {
     return 0;
 }
 
+// A leaf some but not all of whose references come from a footprint's objects: an owned untracked
+// container may hold the rest (a payload named by a frame and by its f_locals dict).
+struct PartlyOwned {
+    PyObject* object;
+    Py_ssize_t seen, refcount;
+};
+
+// What a footprint's owned untracked containers hold goes with it when those references complete
+// the count, level by level: `nextContainer()` gives each owned container (nullptr when none is
+// left), `own(referent)` counts what goes with the footprint (and, for a container, has
+// nextContainer() give it too).
+template <typename NextContainer, typename Own>
+void ownWhatContainersHold(std::span<const PartlyOwned> partlyFound, NextContainer&& nextContainer, Own&& own) {
+    std::unordered_map<PyObject*, std::pair<Py_ssize_t, Py_ssize_t>> partly; // seen, refcount
+    for (const PartlyOwned& leaf : partlyFound)
+        partly.emplace(leaf.object, std::make_pair(leaf.seen, leaf.refcount));
+    std::unordered_set<PyObject*> counted;
+    std::vector<PyObject*> referents;
+    while (PyObject* container = nextContainer()) {
+        referents.clear();
+        Py_TYPE(container)->tp_traverse(container, collectReferent, &referents);
+        for (PyObject* referent : referents) {
+            if (python::isGcTracked(referent) || python::isImmortal(referent)) continue; // a node
+            auto [entry, added] = partly.try_emplace(referent, 0, Py_REFCNT(referent));
+            if (++entry->second.first == entry->second.second && counted.insert(referent).second)
+                own(referent);
+        }
+    }
+}
+
 } // namespace
 
 Footprint footprint(const ObjectGraph& graph, std::span<const NodeId> sources,
@@ -527,11 +557,7 @@ Footprint footprint(const ObjectGraph& graph, std::span<const NodeId> sources,
     });
     // Leaves some but not all of whose references come from the objects: an owned untracked
     // container may hold the rest (a payload named by a frame and by its f_locals dict).
-    struct Partly {
-        PyObject* object;
-        Py_ssize_t seen, refcount;
-    };
-    std::vector<Partly> partlyFound;
+    std::vector<PartlyOwned> partlyFound;
     for (size_t first = 0; first < leafReferences.size();) {
         size_t last = first;
         const ObjectGraph::Leaf leaf = graph.leaf(leafReferences[first]);
@@ -550,23 +576,15 @@ Footprint footprint(const ObjectGraph& graph, std::span<const NodeId> sources,
     // Then what the owned untracked containers hold, level by level, by the same rule (the map only
     // when there is such a container: most scans have none).
     if (ownedContainers.empty()) return total;
-    std::unordered_map<PyObject*, std::pair<Py_ssize_t, Py_ssize_t>> partly; // seen, refcount
-    for (const Partly& leaf : partlyFound)
-        partly.emplace(leaf.object, std::make_pair(leaf.seen, leaf.refcount));
-    std::unordered_set<PyObject*> counted;
-    std::vector<PyObject*> referents;
-    while (!ownedContainers.empty()) {
-        PyObject* container = ownedContainers.back();
-        ownedContainers.pop_back();
-        referents.clear();
-        Py_TYPE(container)->tp_traverse(container, collectReferent, &referents);
-        for (PyObject* referent : referents) {
-            if (python::isGcTracked(referent) || python::isImmortal(referent)) continue; // a node
-            auto [entry, added] = partly.try_emplace(referent, 0, Py_REFCNT(referent));
-            if (++entry->second.first == entry->second.second && counted.insert(referent).second)
-                own(referent);
-        }
-    }
+    ownWhatContainersHold(
+        partlyFound,
+        [&]() -> PyObject* {
+            if (ownedContainers.empty()) return nullptr;
+            PyObject* container = ownedContainers.back();
+            ownedContainers.pop_back();
+            return container;
+        },
+        own); // own() adds a container it owns to ownedContainers
     return total;
 }
 
@@ -678,11 +696,7 @@ std::vector<Footprint> footprints(const ObjectGraph& graph, const Components& co
         Mask withContainers = 0;
         for (Mask mask : ownedContainerMasks)
             withContainers |= mask;
-        struct Partly {
-            PyObject* object;
-            Py_ssize_t seen, refcount;
-        };
-        std::vector<std::vector<Partly>> partlyFound(count);
+        std::vector<std::vector<PartlyOwned>> partlyFound(count);
         if (withContainers != 0) {
             forEachLeaf([&](const ObjectGraph::Leaf& leaf, const Py_ssize_t* seen) {
                 for (Mask bits = withContainers; bits != 0; bits &= bits - 1) {
@@ -694,39 +708,27 @@ std::vector<Footprint> footprints(const ObjectGraph& graph, const Components& co
         }
         std::vector<Mask>().swap(leafMask);
         std::vector<std::uint32_t>().swap(leafReferences);
-        // What the owned untracked containers hold, per footprint, by the same rule, level by level.
+        // What the owned untracked containers hold, per footprint, by the same rule.
         for (size_t i = 0; i < count; ++i) {
             if ((withContainers & (1u << i)) == 0) continue;
-            std::unordered_map<PyObject*, std::pair<Py_ssize_t, Py_ssize_t>> partly; // seen, refcount
-            for (const Partly& leaf : partlyFound[i])
-                partly.emplace(leaf.object, std::make_pair(leaf.seen, leaf.refcount));
-            std::vector<Partly>().swap(partlyFound[i]);
-            std::unordered_set<PyObject*> counted;
-            std::vector<PyObject*> referents;
+            const auto bit = static_cast<Mask>(1u << i);
             std::vector<PyObject*> held; // containers owned through one of this footprint's
             size_t nextOwned = 0;
-            while (true) {
-                PyObject* container = nullptr;
+            auto nextContainer = [&]() -> PyObject* {
                 if (!held.empty()) {
-                    container = held.back();
+                    PyObject* container = held.back();
                     held.pop_back();
-                } else {
-                    while (nextOwned < ownedContainers.size() && (ownedContainerMasks[nextOwned] & (1u << i)) == 0)
-                        ++nextOwned;
-                    if (nextOwned == ownedContainers.size()) break;
-                    container = ownedContainers[nextOwned++];
+                    return container;
                 }
-                referents.clear();
-                Py_TYPE(container)->tp_traverse(container, collectReferent, &referents);
-                for (PyObject* referent : referents) {
-                    if (python::isGcTracked(referent) || python::isImmortal(referent)) continue; // a node
-                    auto [entry, added] = partly.try_emplace(referent, 0, Py_REFCNT(referent));
-                    if (++entry->second.first == entry->second.second && counted.insert(referent).second) {
-                        add(referent, static_cast<Mask>(1u << i), first);
-                        if (holdsReferences(referent)) held.push_back(referent);
-                    }
-                }
-            }
+                while (nextOwned < ownedContainers.size() && (ownedContainerMasks[nextOwned] & bit) == 0)
+                    ++nextOwned;
+                return nextOwned < ownedContainers.size() ? ownedContainers[nextOwned++] : nullptr;
+            };
+            ownWhatContainersHold(partlyFound[i], nextContainer, [&](PyObject* referent) {
+                add(referent, bit, first);
+                if (holdsReferences(referent)) held.push_back(referent);
+            });
+            std::vector<PartlyOwned>().swap(partlyFound[i]);
         }
     }
     return totals;

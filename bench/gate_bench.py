@@ -12,6 +12,12 @@ the measurement itself, not overhead; their cost is given once, separately). The
 says how long each worker measured; what is left of the wall time is the workers' start-up,
 imports and serialisation, shown per worker against the bare worker.
 
+Two rows of issue 20 close it: `leakgate scan` of a one-line script against `python3` running the
+same script, in interleaved pairs (--pairs; the ratio pair by pair, median and min-max; goal
+1.3x), and the default gate (`leakgate gate` without arguments: the bundled model, every check,
+the default budgets), its wall time and the peak resident set of its largest process (goal 60 s
+and 1 GiB).
+
 Standard library only; run it with the Python leakgate was built for.
 """
 
@@ -19,6 +25,7 @@ import argparse
 import glob
 import json
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -58,6 +65,38 @@ def gate(leakgate, target, extra, repeat):
     return shown, best
 
 
+# Runs a command and prints the peak resident set of its largest descendant, in KiB (a process
+# of its own, so that the figure is this command's and not the benchmark's earlier children's).
+PEAK = ("import resource, subprocess, sys\n"
+        "subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)\n"
+        "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)\n")
+
+
+def one_line_script(leakgate, scratch, pairs):
+    """`leakgate scan` of a one-line script against python3 running it: the ratio, pair by pair."""
+    script = os.path.join(scratch, "one_line.py")
+    with open(script, "w") as out:
+        out.write("x = [1, 2, 3]\n")
+    scan = [leakgate, "scan", "--quiet", "--no-color", "--", script]
+    bare = [sys.executable, script]
+    ratios = [timed(scan, 1) / timed(bare, 1) for _ in range(pairs)]
+    shown = lambda command: " ".join("ONE_LINE.py" if arg == script else arg for arg in command)
+    print(f"$ {shown(scan)}   against   $ {shown(bare)}")
+    print(f"  scan of a one-line script: {statistics.median(ratios):.2f}x "
+          f"({min(ratios):.2f}-{max(ratios):.2f}) python3 running it, {pairs} pairs")
+
+
+def default_gate(leakgate):
+    """The gate without arguments: wall seconds and the largest process's peak RSS."""
+    command = [leakgate, "gate", "--quiet", "--no-color"]
+    started = time.perf_counter()
+    peak = subprocess.run([sys.executable, "-c", PEAK] + command, capture_output=True, text=True, check=True)
+    wall = time.perf_counter() - started
+    print(f"$ {' '.join(command)}")
+    print(f"  default gate (bundled model, every check): {wall:.2f} s, "
+          f"peak {int(peak.stdout.split()[-1]) / 1024:.0f} MiB in its largest process")
+
+
 def bare_script(scratch, target):
     script = os.path.join(scratch, "import_only.py")
     with open(script, "w") as out:
@@ -76,6 +115,7 @@ def main():
     parser.add_argument("--leakgate", default=os.path.join(ROOT, "build", "leakgate"))
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--full", action="store_true", help="also the reference gate with its default budgets")
+    parser.add_argument("--pairs", type=int, default=30, help="pairs for the one-line script's row")
     args = parser.parse_args()
     targets = ["reference"] + sorted(glob.glob(os.path.join(ROOT, "fixtures", "targets", "*.py")))
     print(f"# P3 whole gate: CPython {sys.version.split()[0]}, {os.cpu_count()} cores, best of {args.repeat}")
@@ -94,6 +134,8 @@ def main():
             print(f"  {name:<24} gate {wall:6.2f} s = {wall / bare:5.1f}x the bare worker ({bare * 1e3:.0f} ms: "
                   f"`leakgate scan` of `import` only); {workers} workers measured {measured:.2f} s; "
                   f"the rest, {overhead * 1e3:.0f} ms per worker = {overhead / bare:.2f}x a bare worker")
+        one_line_script(args.leakgate, scratch, args.pairs)
+        default_gate(args.leakgate)
         if args.full:
             command, (wall, workers, measured) = gate(args.leakgate, "reference", [], 1)
             print(f"$ {' '.join(command)}")

@@ -1,14 +1,15 @@
 #!/usr/bin/env python3
 """The gate against a bare import of the DSL, two leakgate builds interleaved (issue 20's P3 row).
 
-    bench/gate_pairs.py --venv VENV --before BUILD_A/leakgate --after BUILD_B/leakgate [--rounds N]
+    bench/gate_pairs.py --venv VENV [--before BUILD_A/leakgate] --after BUILD_B/leakgate [--rounds N]
                         [--import cutlass.cute] [--target cute] [--checks decorate,import]
 
 Each round runs, in turn, `VENV/bin/python -c 'import MODULE'`, then `leakgate gate -q -j 2
 --target TARGET --python VENV/bin/python --checks CHECKS` of each build, timed from outside (wall).
 Prints each build's median and its ratio to the same round's bare import (median, min-max), the
-after/before ratio pair by pair, and the load average: ratios taken in one round are what compare
-on a shared machine.
+after/before ratio pair by pair (with --before), and the load average: ratios taken in one round
+are what compare on a shared machine. Without --before, only the --after build is timed (issue
+20's row: the gate against the bare import, goal 1.5x).
 """
 
 import argparse
@@ -31,7 +32,7 @@ def spread(values):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--venv", required=True)
-    parser.add_argument("--before", required=True, help="a leakgate binary")
+    parser.add_argument("--before", help="a leakgate binary (optional)")
     parser.add_argument("--after", required=True, help="another leakgate binary")
     parser.add_argument("--rounds", type=int, default=10)
     parser.add_argument("--import", dest="module", default="cutlass.cute")
@@ -40,7 +41,8 @@ def main():
     args = parser.parse_args()
     python = os.path.join(args.venv, "bin", "python")
     commands = {"bare": [python, "-c", f"import {args.module}"]}
-    for name in ("before", "after"):
+    builds = ("before", "after") if args.before else ("after",)
+    for name in builds:
         commands[name] = [getattr(args, name), "gate", "-q", "-j", "2", "--target", args.target,
                           "--python", python, "--checks", args.checks]
     times = {name: [] for name in commands}
@@ -48,11 +50,13 @@ def main():
         for name, command in commands.items():
             times[name].append(timed(command))
     print(f"bare import: median {statistics.median(times['bare']):.3f} s over {args.rounds} rounds")
-    for name in ("before", "after"):
+    for name in builds:
         ratios = [gate / bare for gate, bare in zip(times[name], times["bare"])]
         print(f"{name}: median {statistics.median(times[name]):.3f} s; against the bare import {spread(ratios)}")
-    pairs = [after / before for after, before in zip(times["after"], times["before"])]
-    print(f"after/before, pair by pair: {spread(pairs)}; load average {os.getloadavg()}")
+    if args.before:
+        pairs = [after / before for after, before in zip(times["after"], times["before"])]
+        print(f"after/before, pair by pair: {spread(pairs)}")
+    print(f"load average {os.getloadavg()}")
 
 
 if __name__ == "__main__":

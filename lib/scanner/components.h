@@ -22,6 +22,9 @@ class Components {
     std::span<const NodeId> members(ComponentId component) const {
         return {members_.data() + offsets_[component], members_.data() + offsets_[component + 1]};
     }
+    // Every component's members, one run after another: members(c) starts at firstMember(c).
+    std::span<const NodeId> allMembers() const { return members_; }
+    std::uint32_t firstMember(ComponentId component) const { return offsets_[component]; }
     // A cycle: more than one member, or one member that refers to itself (`graph` is the one the
     // components were found in; the answer was noted then).
     bool isCyclic(const ObjectGraph& graph, ComponentId component) const;

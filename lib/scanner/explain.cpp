@@ -588,12 +588,45 @@ Footprint footprint(const ObjectGraph& graph, std::span<const NodeId> sources,
     return total;
 }
 
+namespace {
+
+// A position in the order footprints() walks the members: components from the highest id down,
+// each one's members in order.
+class WalkCursor {
+  public:
+    WalkCursor(const Components& components, ComponentId highest)
+        : components_(components), members_(components.allMembers()), component_(highest),
+          at_(components.firstMember(highest)) {}
+    bool done() const { return done_; }
+    NodeId node() const { return members_[at_]; }
+    void step() {
+        if (done_) return;
+        if (++at_ < components_.firstMember(component_ + 1)) return;
+        if (component_ == 0) {
+            done_ = true;
+            return;
+        }
+        at_ = components_.firstMember(--component_);
+    }
+
+  private:
+    const Components& components_;
+    std::span<const NodeId> members_;
+    ComponentId component_;
+    std::uint32_t at_;
+    bool done_ = false;
+};
+
+} // namespace
+
 std::vector<Footprint> footprints(const ObjectGraph& graph, const Components& components,
                                  std::span<const std::vector<NodeId>> sourceSets, const Payloads* payloads) {
     std::vector<Footprint> totals(sourceSets.size());
     // Up to 8 footprints per walk, a bit each in a byte per component.
     using Mask = std::uint8_t;
     constexpr size_t kPerWalk = 8;
+    // How far ahead objects are prefetched: 8 to 20 measured alike on the 1e6 scan bench.
+    constexpr size_t kAhead = 16;
     ObjectSizes sizeOf;
     auto payloadOf = [&](PyObject* object, Mask mask, size_t first) {
         if (!payloads) return;
@@ -643,10 +676,31 @@ std::vector<Footprint> footprints(const ObjectGraph& graph, const Components& co
                 ownedContainerMasks.push_back(mask);
             }
         };
+        // The objects lie all over the heap: each member's header (and the leaves it may own)
+        // is prefetched kAhead members before the walk reads it.
+        WalkCursor ahead(components, highest);
+        for (size_t i = 0; i < kAhead; ++i)
+            ahead.step();
+        auto prefetchAhead = [&]() {
+            if (ahead.done()) return;
+            const NodeId node = ahead.node();
+            __builtin_prefetch(graph.object(node));
+            for (const ObjectGraph::Leaf leaf : graph.untrackedReferents(node)) {
+                if (leaf.refcount == 1) __builtin_prefetch(leaf.object);
+            }
+        };
         for (ComponentId component = highest + 1; component-- > 0;) {
             const Mask mask = reachedBy[component];
-            if (mask == 0) continue;
+            if (mask == 0) {
+                // Only the last kAhead steps reach members walked next.
+                for (size_t i = components.members(component).size(); i-- > 0; ahead.step()) {
+                    if (i < kAhead) prefetchAhead();
+                }
+                continue;
+            }
             for (NodeId node : components.members(component)) {
+                prefetchAhead();
+                ahead.step();
                 add(graph.object(node), mask, first);
                 const ObjectGraph::Leaves leaves = graph.untrackedReferents(node);
                 for (size_t i = 0; i < leaves.size(); ++i) {
@@ -722,7 +776,20 @@ std::vector<Footprint> footprints(const ObjectGraph& graph, const Components& co
                 }
                 while (nextOwned < ownedContainers.size() && (ownedContainerMasks[nextOwned] & bit) == 0)
                     ++nextOwned;
-                return nextOwned < ownedContainers.size() ? ownedContainers[nextOwned++] : nullptr;
+                if (nextOwned >= ownedContainers.size()) return nullptr;
+                // The header kAhead containers on, and a dict's keys (which its traversal reads)
+                // half as far, whose header should be in by then.
+                if (nextOwned + kAhead < ownedContainers.size())
+                    __builtin_prefetch(ownedContainers[nextOwned + kAhead]);
+                if (nextOwned + kAhead / 2 < ownedContainers.size()) {
+                    PyObject* soon = ownedContainers[nextOwned + kAhead / 2];
+                    if (PyDict_Check(soon)) {
+                        auto* keys = reinterpret_cast<const char*>(reinterpret_cast<PyDictObject*>(soon)->ma_keys);
+                        __builtin_prefetch(keys);
+                        __builtin_prefetch(keys + 64);
+                    }
+                }
+                return ownedContainers[nextOwned++];
             };
             ownWhatContainersHold(partlyFound[i], nextContainer, [&](PyObject* referent) {
                 add(referent, bit, first);

@@ -15,6 +15,7 @@ with forms among "bare" (`@d`), "options" (`@d(**options)`), "arguments" (`@d(*a
 """
 
 import importlib
+import importlib.machinery
 import importlib.util
 import os
 import sys
@@ -63,23 +64,31 @@ def load_target(spec):
     else:
         module = importlib.import_module(spec["module"])
         sys.modules[TARGET_MODULE] = module
-    global _target_package
-    _target_package = _package_of(module, spec)
+    global _loaded
+    _loaded = (module, spec)
     return module
 
 
-_target_package = None
+# The target load_target loaded last, (module, spec); its package is looked up only when asked,
+# after the measurement: the import of a target is measured, and the lookup is leakgate's work.
+_loaded = None
+
+
+def loaded_target_package():
+    """{"name", "version"} of the distribution under test, for the target load_target loaded (None:
+    no target, or not known). Called by the worker after the measured code."""
+    return _package_of(*_loaded) if _loaded is not None else None
 
 
 def _package_of(module, spec):
     """{"name", "version"} of the distribution under test: the target's TARGET_PACKAGE (a name, or
     a tuple of names of which the first installed is taken), else, for a target named by module,
     the distribution that installs its top-level package. None if unknown."""
-    import importlib.metadata as metadata
     names = getattr(module, "TARGET_PACKAGE", None)
     if isinstance(names, str):
         names = (names,)
     if not isinstance(names, (tuple, list)) and "module" in spec:
+        import importlib.metadata as metadata
         try:
             names = metadata.packages_distributions().get(spec["module"].split(".")[0], [])
         except Exception:  # a broken installed distribution must not fail the workload
@@ -87,16 +96,91 @@ def _package_of(module, spec):
         names = names if len(names) == 1 else ()
     names = [name for name in names or () if isinstance(name, str) and name]
     for name in names:
-        try:
-            return {"name": name, "version": metadata.version(name)}
-        except metadata.PackageNotFoundError:
-            continue
+        version = installed_version(name)
+        if version is not None:
+            return {"name": name, "version": version}
     return {"name": names[0], "version": None} if names else None
 
 
-def loaded_target_package():
-    """What load_target learned of the package under test (None: no target, or not known)."""
-    return _target_package
+def _normalized(name):
+    """A distribution's name as importlib.metadata compares them: each run of `-`, `_` and `.` one
+    `_`, lower case (without re, which a worker need not import)."""
+    out = []
+    for char in name.lower():
+        if char not in "-_.":
+            out.append(char)
+        elif not out or out[-1] != "_":
+            out.append("_")
+    return "".join(out)
+
+
+def installed_version(name):
+    """The version importlib.metadata.version(name) gives, None when it raises
+    PackageNotFoundError. An installed wheel is read directly: the first directory on sys.path
+    that holds NAME-VERSION.dist-info, its METADATA's Version header. Importing importlib.metadata
+    (email, csv, zipfile) costs a worker about 35 ms, and its import of datetime leaves cyclic
+    garbage. It is asked instead whenever the direct read might not be what it finds: another
+    distribution finder on sys.meta_path, an .egg-info or a second dist-info of that name in the
+    same directory, a sys.path entry that is a file (a zip), or a METADATA without Version."""
+    wanted = _normalized(name)
+    if all(getattr(finder, "find_distributions", None) is None or finder is importlib.machinery.PathFinder
+           for finder in sys.meta_path):
+        for entry in sys.path:
+            if not isinstance(entry, str) or entry.lower().endswith(".egg"):
+                break  # an egg's EGG-INFO: importlib.metadata reads it its own way
+            try:
+                children = os.listdir(entry or ".")
+            except NotADirectoryError:
+                break  # a zip: importlib.metadata looks inside
+            except OSError:
+                continue
+            infos, eggs = [], 0
+            for child in children:
+                stem, dot, suffix = child.rpartition(".")
+                if dot and suffix.lower() in ("dist-info", "egg-info") and _normalized(stem.partition("-")[0]) == wanted:
+                    if suffix.lower() == "dist-info":
+                        infos.append(child)
+                    else:
+                        eggs += 1
+            if not infos and not eggs:
+                continue
+            if len(infos) == 1 and not eggs:
+                version = _metadata_version(os.path.join(entry or ".", infos[0], "METADATA"))
+                if version is not None:
+                    return version
+            break
+        else:
+            return None  # on no directory of sys.path: importlib.metadata finds none either
+    import importlib.metadata as metadata
+    try:
+        return metadata.version(name)
+    except metadata.PackageNotFoundError:
+        return None
+
+
+def _metadata_version(path):
+    """The first Version header of a METADATA file, as the email parser importlib.metadata uses
+    reads it; None where the file is not plainly headers (then the caller asks importlib.metadata)."""
+    try:
+        with open(path, encoding="utf-8") as file:
+            lines = file.read().split("\n")
+    except (OSError, UnicodeDecodeError):
+        return None
+    for at, line in enumerate(lines):
+        line = line.rstrip("\r")
+        if not line:
+            return None  # the end of the headers
+        if line[:1] in (" ", "\t"):
+            continue  # a continuation of an earlier header
+        key, colon, value = line.partition(":")
+        if not colon or not all("!" <= char <= "~" for char in key):
+            return None  # not a header line: the parser would end the headers here
+        if key.lower() == "version":
+            following = lines[at + 1] if at + 1 < len(lines) else ""
+            if following[:1] in (" ", "\t"):
+                return None  # a folded value
+            return value.lstrip(" \t")
+    return None
 
 
 PROBE_MODULE = "leakgate_probe"

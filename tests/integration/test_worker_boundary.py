@@ -185,6 +185,91 @@ class WorkerSpec(unittest.TestCase):
         self.assertIn("worker spec: not JSON or CBOR", run.stderr)
 
 
+# A target that names its distribution, in a folder it puts on sys.path, with an audit hook that
+# makes a frame cycle (a local holding its own frame) at the first directory listing after its
+# import: finding the distribution lists sys.path's folders, so a lookup inside the measured
+# import fails import-frame-cycle.
+PACKAGE_TARGET = """import sys
+sys.path.insert(0, {folder!r})
+TARGET_PACKAGE = {names!r}
+_armed = False
+
+
+def _after_import(event, args):
+    if _armed and event == "os.listdir":
+        frame = sys._getframe()
+
+
+sys.addaudithook(_after_import)
+
+
+def kernel(function=None, **options):
+    return function if function is not None else (lambda f: f)
+
+
+jit = kernel
+_armed = True
+"""
+
+
+class TargetPackage(unittest.TestCase):
+    """details.target_package: found after the measurement, and the version importlib.metadata gives."""
+
+    def gate_import(self, folder, names):
+        target = os.path.join(folder, "package_target.py")
+        with open(target, "w") as f:
+            f.write(PACKAGE_TARGET.format(folder=folder, names=names))
+        code, report = gate_json("--target", target, "--checks", "import", "--python", sys.executable)
+        result = [r for r in report["results"] if r["role"] == "target" and r["workload"] == "import"][0]
+        return code, report, result
+
+    def importlib_version(self, folder, name):
+        """What importlib.metadata.version says in the same Python with the same folder first."""
+        code = ("import sys, importlib.metadata as m\nsys.path.insert(0, sys.argv[1])\n"
+                "try:\n    print(m.version(sys.argv[2]))\nexcept m.PackageNotFoundError:\n    print('None')\n")
+        found = subprocess.run([sys.executable, "-c", code, folder, name], capture_output=True, text=True,
+                               check=True).stdout.strip()
+        return None if found == "None" else found
+
+    def write(self, path, text):
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "w") as f:
+            f.write(text)
+
+    def test_the_lookup_is_not_measured_and_reads_the_wheel_metadata(self):
+        with tempfile.TemporaryDirectory() as folder:
+            # The folder's name says 9.9, the METADATA 1.2.3: importlib.metadata reads the METADATA.
+            self.write(os.path.join(folder, "fake_pkg-9.9.dist-info", "METADATA"),
+                       "Metadata-Version: 2.1\nName: Fake.Pkg\nVersion: 1.2.3\n\nVersion: 0.0 (the body)\n")
+            code, report, result = self.gate_import(folder, "Fake.Pkg")
+            checks = {c["name"]: c for c in result["checks"]}
+            self.assertEqual(checks["import-frame-cycle"]["status"], "pass", checks["import-frame-cycle"])
+            self.assertEqual(code, 0, report)
+            self.assertEqual(self.importlib_version(folder, "Fake.Pkg"), "1.2.3")
+            self.assertEqual(result["details"]["target_package"], {"name": "Fake.Pkg", "version": "1.2.3"})
+
+    def test_an_egg_info_and_the_first_installed_name_are_what_importlib_metadata_says(self):
+        with tempfile.TemporaryDirectory() as folder:
+            self.write(os.path.join(folder, "eggy-0.5.egg-info", "PKG-INFO"),
+                       "Metadata-Version: 1.1\nName: eggy\nVersion: 0.5\n")
+            _, _, result = self.gate_import(folder, ("leakgate-not-installed", "eggy"))
+            self.assertEqual(self.importlib_version(folder, "leakgate-not-installed"), None)
+            self.assertEqual(self.importlib_version(folder, "eggy"), "0.5")
+            self.assertEqual(result["details"]["target_package"], {"name": "eggy", "version": "0.5"})
+
+    def test_an_installed_wheel_has_the_version_importlib_metadata_gives(self):
+        with tempfile.TemporaryDirectory() as folder:
+            _, _, result = self.gate_import(folder, "pip")
+            expected = self.importlib_version(folder, "pip")
+            self.assertIsNotNone(expected, "pip is not installed in this Python")
+            self.assertEqual(result["details"]["target_package"], {"name": "pip", "version": expected})
+
+    def test_a_name_installed_nowhere_has_no_version(self):
+        with tempfile.TemporaryDirectory() as folder:
+            _, _, result = self.gate_import(folder, "leakgate-not-installed")
+            self.assertEqual(result["details"]["target_package"], {"name": "leakgate-not-installed", "version": None})
+
+
 if __name__ == "__main__":
     if "--leakgate" not in sys.argv:
         sys.exit("usage: test_worker_boundary.py --leakgate BUILD/leakgate")

@@ -36,6 +36,19 @@ def run(command):
     return wall, cpu, after.ru_maxrss / 1024
 
 
+# Runs a command in a process of its own and prints the peak RSS of its largest descendant (KiB):
+# run()'s figure is the largest of every child so far, this one the command's alone.
+PEAK = ("import resource, subprocess, sys\n"
+        "subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)\n"
+        "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)\n")
+
+
+def peak(command):
+    """Peak RSS MiB of the command's largest process, in one run of its own."""
+    done = subprocess.run([sys.executable, "-c", PEAK, *command], capture_output=True, text=True, check=True)
+    return int(done.stdout.split()[-1]) / 1024
+
+
 def spread(values, digits=3):
     return (f"{statistics.median(values):.{digits}f} "
             f"({min(values):.{digits}f}-{max(values):.{digits}f})")
@@ -83,6 +96,7 @@ def main():
                      lint + ["-j", j, *files], parse, args.pairs)
         share = [r[1][0] / r[0][0] for r in rows]
         print(f"  lint's share of parse speed {spread([100 * s for s in share], 0)} %")
+        print(f"  peak RSS of lint's largest process, a run of its own: {peak(lint + ['-j', j, *files]):.0f} MiB")
     if args.soak:
         soak = [leakgate, "gate", "-q", "--target",
                 os.path.join(ROOT, "fixtures", "targets", "launch", "uncached_packer.py"), "--checks", "soak"]

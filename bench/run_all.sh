@@ -51,6 +51,8 @@ if [ -n "$quick" ]; then
     show "$python" bench/lint_cxx_bench.py --leakgate "$build_dir/leakgate" --files 10 --pairs 1
 else
     show "$build_dir/bench/leakgate_scan_bench" --python "$venv/bin/python" --sizes 1e4,1e5,1e6 --repeat 3
+    show "$build_dir/bench/leakgate_scan_bench" --python "$venv/bin/python" --sizes 1e7 --repeat 1 \
+        --peers-up-to 0 --objgraph-up-to 0
     show "$python" bench/detection_bench.py --leakgate "$build_dir/leakgate" --reference-calls 1e6
     show "$python" bench/gate_bench.py --leakgate "$build_dir/leakgate" --repeat 3
     show "$python" bench/parallel_bench.py --leakgate "$build_dir/leakgate" --pairs 5 --soak

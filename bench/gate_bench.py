@@ -32,6 +32,8 @@ import sys
 import tempfile
 import time
 
+from run_alone import run_alone
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 SMALL = ["--soak-steps", "2000", "--distinct-values", "20000"]
@@ -68,13 +70,6 @@ def gate(leakgate, target, extra, repeat):
     return shown, best
 
 
-# Runs a command and prints the peak resident set of its largest descendant, in KiB (a process
-# of its own, so that the figure is this command's and not the benchmark's earlier children's).
-PEAK = ("import resource, subprocess, sys\n"
-        "subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)\n"
-        "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)\n")
-
-
 def one_line_script(leakgate, scratch, pairs):
     """`leakgate scan` of a one-line script against python3 running it: the ratio, pair by pair."""
     script = os.path.join(scratch, "one_line.py")
@@ -92,12 +87,10 @@ def one_line_script(leakgate, scratch, pairs):
 def default_gate(leakgate):
     """The gate without arguments: wall seconds and the largest process's peak RSS."""
     command = [leakgate, "gate", "--quiet", "--no-color"]
-    started = time.perf_counter()
-    peak = subprocess.run([sys.executable, "-c", PEAK] + command, capture_output=True, text=True, check=True)
-    wall = time.perf_counter() - started
+    wall, peak = run_alone(command)
     print(f"$ {' '.join(command)}")
     print(f"  default gate (bundled model, every check): {wall:.2f} s, "
-          f"peak {int(peak.stdout.split()[-1]) / 1024:.0f} MiB in its largest process")
+          f"peak {peak / 1024:.0f} MiB in its largest process")
 
 
 def bare_script(scratch, target):

@@ -23,10 +23,10 @@ Standard library only; run it with the Python leakgate was built for.
 import argparse
 import os
 import statistics
-import subprocess
 import sys
 import tempfile
-import time
+
+from run_alone import run_alone
 
 UNIT = '''
 def helper_{n}(values, scale={n}):
@@ -81,26 +81,6 @@ def generate(path, mib):
     return n
 
 
-# Runs a command and prints its wall seconds and the peak resident set of its process tree (KiB):
-# a process of its own, so one run's peak is not another's.
-MEASURE = """
-import resource, subprocess, sys, time
-started = time.perf_counter()
-run = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-seconds = time.perf_counter() - started
-if run.returncode not in (0, 1):  # 1: findings
-    sys.exit(f"{sys.argv[1]} exited {run.returncode}: {run.stderr[-2000:]}")
-print(seconds, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
-"""
-
-
-def timed(command):
-    """(wall seconds, peak KiB) of one run of `command`."""
-    run = subprocess.run([sys.executable, "-c", MEASURE, *command], capture_output=True, text=True)
-    if run.returncode != 0:
-        sys.exit(run.stderr[-2000:])
-    seconds, peak = run.stdout.split()
-    return float(seconds), int(peak)
 
 
 def spread(values):
@@ -125,10 +105,10 @@ def main():
             parse = [sys.executable, "-c", "import ast, sys; ast.parse(open(sys.argv[1]).read())", path]
             lints, parses, lint_peak, parse_peak = [], [], 0, 0
             for _ in range(opts.rounds):
-                seconds, peak = timed(lint)
+                seconds, peak = run_alone(lint)
                 lints.append(seconds)
                 lint_peak = max(lint_peak, peak)
-                seconds, peak = timed(parse)
+                seconds, peak = run_alone(parse)
                 parses.append(seconds)
                 parse_peak = max(parse_peak, peak)
             lint_s, parse_s = statistics.median(lints), statistics.median(parses)

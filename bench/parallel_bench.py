@@ -21,6 +21,8 @@ import sys
 import sysconfig
 import time
 
+from run_alone import run_alone
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PARSE = "import ast, sys\nfor f in sys.argv[1:]:\n    try: ast.parse(open(f, 'rb').read(), f)\n    except SyntaxError: pass\n"
 
@@ -36,17 +38,10 @@ def run(command):
     return wall, cpu, after.ru_maxrss / 1024
 
 
-# Runs a command in a process of its own and prints the peak RSS of its largest descendant (KiB):
-# run()'s figure is the largest of every child so far, this one the command's alone.
-PEAK = ("import resource, subprocess, sys\n"
-        "subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)\n"
-        "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)\n")
-
-
 def peak(command):
-    """Peak RSS MiB of the command's largest process, in one run of its own."""
-    done = subprocess.run([sys.executable, "-c", PEAK, *command], capture_output=True, text=True, check=True)
-    return int(done.stdout.split()[-1]) / 1024
+    """Peak RSS MiB of the command's largest process, in one run of its own (run()'s figure is the
+    largest of every child so far)."""
+    return run_alone(command)[1] / 1024
 
 
 def spread(values, digits=3):

@@ -64,20 +64,28 @@ def load_target(spec):
     else:
         module = importlib.import_module(spec["module"])
         sys.modules[TARGET_MODULE] = module
-    global _loaded
-    _loaded = (module, spec)
+    global _loaded, _package
+    _loaded, _package = (module, spec), _NOT_LOOKED_UP
     return module
 
 
 # The target load_target loaded last, (module, spec); its package is looked up only when asked,
-# after the measurement: the import of a target is measured, and the lookup is leakgate's work.
+# after the measurement (the import of a target is measured, and the lookup is leakgate's work),
+# and once for the workloads of a chain.
 _loaded = None
+_NOT_LOOKED_UP = object()
+_package = _NOT_LOOKED_UP
 
 
 def loaded_target_package():
     """{"name", "version"} of the distribution under test, for the target load_target loaded (None:
     no target, or not known). Called by the worker after the measured code."""
-    return _package_of(*_loaded) if _loaded is not None else None
+    global _package
+    if _loaded is None:
+        return None
+    if _package is _NOT_LOOKED_UP:
+        _package = _package_of(*_loaded)
+    return _package
 
 
 def _package_of(module, spec):

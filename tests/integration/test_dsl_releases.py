@@ -116,10 +116,11 @@ class CuteReleases(unittest.TestCase):
         # gate -j 4 against -j 1 on the real releases (tests/integration/test_parallel_gate.py does
         # the same on the bundled models, and holds the comparison).
         from test_parallel_gate import VARYING, assert_amounts_close, verdicts
-        # The real packer's net blocks per call move from run to run with -j 1 alone: 4.866 to 4.888
-        # over three -j 1 runs of 4.6.1 here, 4.870 to 4.904 over three -j 4 runs (dict resizes
-        # under each process's own hash seed); allocations and cyclic garbage are exact.
-        varying = {**VARYING, "launch-net-blocks": (0.02, 0)}
+        # The real packer's net blocks per call move from run to run whatever the -j, and a fixed
+        # PYTHONHASHSEED does not pin them: 4.4.2 on 3.11 read 4.850 to 5.002 over 18 runs of -j 1
+        # and -j 4 (2.9% apart), and 4.744 against 4.860 in one CI run on 3.10 (2.4%);
+        # allocations and cyclic garbage are exact.
+        varying = {**VARYING, "launch-net-blocks": (0.05, 0)}
         for version in ("4.4.2", "4.6.1"):
             with self.subTest(version=version):
                 reports = []

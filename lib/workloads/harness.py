@@ -8,7 +8,8 @@ the sentinels they hold appear. The kernels it decorates are written to a real f
 The target protocol: a module with `kernel` and `jit` decorators, each usable bare
 (`@kernel`) and with options (`@kernel(**kernel_options)`), and optional `kernel_options`,
 `jit_options` (dicts, default {}), `TARGET_NAME` and `TARGET_PACKAGE` (the distribution under test as
-pip names it, or a tuple of names of which the first installed counts: its version is reported). Or, for a DSL whose decorators do not fit
+pip names it, or a tuple of names of which the first installed counts: its version is reported;
+an empty tuple: none). Or, for a DSL whose decorators do not fit
 that, `decorators`: {name: {"decorator": d, "forms": [...], "arguments": (...), "options": {...}}}
 with forms among "bare" (`@d`), "options" (`@d(**options)`), "arguments" (`@d(*arguments,
 **options)`) and "class" (`@d` on a class, and one instance made).

@@ -269,6 +269,30 @@ class TargetPackage(unittest.TestCase):
             _, _, result = self.gate_import(folder, "leakgate-not-installed")
             self.assertEqual(result["details"]["target_package"], {"name": "leakgate-not-installed", "version": None})
 
+    def test_the_reference_looks_for_no_distribution(self):
+        # The reference's TARGET_PACKAGE is (): its worker must not search every installed
+        # distribution's files for the one that owns leakgate_reference (importlib.metadata's
+        # packages_distributions, about 60 ms a worker). A sitecustomize on PYTHONPATH logs the
+        # import of importlib.metadata in any process of the run.
+        with tempfile.TemporaryDirectory() as folder:
+            log = os.path.join(folder, "imports.log")
+            self.write(os.path.join(folder, "sitecustomize.py"),
+                       "import sys\n\n\ndef _hook(event, args):\n"
+                       "    if event == 'import' and args[0] == 'importlib.metadata':\n"
+                       f"        with open({log!r}, 'a') as f:\n"
+                       "            f.write('imported\\n')\n\n\nsys.addaudithook(_hook)\n")
+            out = os.path.join(folder, "gate.json")
+            env = {**os.environ, "PYTHONPATH": folder}
+            run = subprocess.run([LEAKGATE, "gate", "--quiet", "-j", "1", "--target", "reference", "--checks",
+                                  "decorate,import", "--python", sys.executable, "--json", out],
+                                 capture_output=True, text=True, timeout=600, env=env)
+            self.assertEqual(run.returncode, 0, run.stderr)
+            with open(out, encoding="utf-8") as f:
+                report = json.load(f)
+            self.assertEqual({r["workload"] for r in report["results"]}, {"decorate", "import"})
+            self.assertTrue(all("target_package" not in r["details"] for r in report["results"]), report)
+            self.assertFalse(os.path.exists(log), "a worker imported importlib.metadata")
+
 
 if __name__ == "__main__":
     if "--leakgate" not in sys.argv:

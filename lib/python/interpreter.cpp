@@ -37,6 +37,10 @@ Interpreter::Interpreter(const Environment& env, const std::vector<std::string>&
     // abc.__file__ on every torch.compile. Loaded from their files instead, they have it.
     config.use_frozen_modules = 0;
 #endif
+    // No bytecode caches written: a gate or a scan leaves no __pycache__ folder beside the files it
+    // imports (the user's, or leakgate's own data), and an import measures the same in every run.
+    // Caches already there are still read.
+    config.write_bytecode = 0;
     config.module_search_paths_set = 1;
     for (const auto& entry : env.path) {
         std::wstring wide(entry.begin(), entry.end());

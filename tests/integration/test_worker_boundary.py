@@ -10,6 +10,7 @@ releasing Python references after the interpreter was gone).
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -210,6 +211,27 @@ def kernel(function=None, **options):
 jit = kernel
 _armed = True
 """
+
+
+class NothingWritten(unittest.TestCase):
+    def test_no_bytecode_cache_is_written_beside_what_the_workers_import(self):
+        # With PYTHONDONTWRITEBYTECODE unset, Python would leave __pycache__ beside each module a
+        # worker imports from source: the user's target, the modules of a scanned script.
+        env = {key: value for key, value in os.environ.items() if key != "PYTHONDONTWRITEBYTECODE"}
+        with tempfile.TemporaryDirectory() as folder:
+            target = os.path.join(folder, "target.py")
+            shutil.copy(os.path.join(FIXTURES, "targets", "temporary_back.py"), target)
+            with open(os.path.join(folder, "helper.py"), "w") as f:
+                f.write("VALUE = 1\n")
+            with open(os.path.join(folder, "script.py"), "w") as f:
+                f.write("import helper\nprint(helper.VALUE)\n")
+            for command in (["gate", "--quiet", "-j", "1", "--target", target, "--checks", "decorate,import"],
+                            ["scan", "--quiet", os.path.join(folder, "script.py")]):
+                run = subprocess.run([os.path.abspath(LEAKGATE), command[0], "--python", sys.executable,
+                                      *command[1:]], capture_output=True, text=True, timeout=600, env=env,
+                                     cwd=folder)
+                self.assertEqual(run.returncode, 0, run.stdout + run.stderr)
+            self.assertEqual(sorted(os.listdir(folder)), ["helper.py", "script.py", "target.py"])
 
 
 class TargetPackage(unittest.TestCase):

@@ -22,12 +22,12 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 FIXTURES = os.path.join(HERE, "..", "..", "fixtures")
 
 
-def gate_json(*args):
+def gate_json(*args, env=None):
     """Runs `leakgate gate ARGS --json FILE` and returns (exit code, the JSON report)."""
     with tempfile.TemporaryDirectory() as directory:
         out = os.path.join(directory, "gate.json")
         run = subprocess.run([LEAKGATE, "gate", "--quiet", "--json", out, *args],
-                             capture_output=True, text=True, timeout=600)
+                             capture_output=True, text=True, timeout=600, env=env)
         with open(out, encoding="utf-8") as f:
             return run.returncode, json.load(f)
 
@@ -305,14 +305,9 @@ class TargetPackage(unittest.TestCase):
                        "('.dist-info' in args[0] or '.egg-info' in args[0]):\n"
                        f"        with open({log!r}, 'a') as f:\n"
                        "            f.write(args[0] + '\\n')\n\n\nsys.addaudithook(_hook)\n")
-            out = os.path.join(folder, "gate.json")
-            env = {**os.environ, "PYTHONPATH": folder}
-            run = subprocess.run([LEAKGATE, "gate", "--quiet", "-j", "1", "--target", "reference", "--checks",
-                                  "decorate,import", "--python", sys.executable, "--json", out],
-                                 capture_output=True, text=True, timeout=600, env=env)
-            self.assertEqual(run.returncode, 0, run.stderr)
-            with open(out, encoding="utf-8") as f:
-                report = json.load(f)
+            code, report = gate_json("-j", "1", "--target", "reference", "--checks", "decorate,import",
+                                     "--python", sys.executable, env={**os.environ, "PYTHONPATH": folder})
+            self.assertEqual(code, 0, report)
             self.assertEqual({r["workload"] for r in report["results"]}, {"decorate", "import"})
             self.assertTrue(all("target_package" not in r["details"] for r in report["results"]), report)
             if os.path.exists(log):

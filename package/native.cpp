@@ -8,6 +8,7 @@
 // Results cross into Python as schema leakgate/1 JSON plus the text the CLI prints for them;
 // leakgate_dsl/_results.py turns them into objects.
 #include "leakgate/report.h"
+#include "lib/python/collector.h"
 #include "lib/report/writers/text.h"
 #include "lib/scanner/labels.h"
 #include "leakgate/allocations.h"
@@ -80,8 +81,7 @@ class Region {
         if (g_active)
             throw UsageError(fmt::format("regions do not nest: region `{}` is active, so `{}` cannot begin",
                                          g_active->result_.subject, result_.subject));
-        py::module_ gc = py::module_::import("gc");
-        gcWasEnabled_ = gc.attr("isenabled")().cast<bool>();
+        gcWasEnabled_ = python::collector::enabled();
         g_active = this;
         state_ = State::kActive;
         try {
@@ -95,7 +95,9 @@ class Region {
             garbage.attr("clear")();
             probes_.push_back(probes::makeGcGuardProbe());
             probes_.push_back(probes::makeSentinelProbe());
-            probes_.push_back(probes::makeFrameCycleProbe());
+            auto others = std::make_shared<probes::OtherCycles>();
+            probes_.push_back(probes::makeFrameCycleProbe(others));
+            probes_.push_back(probes::makeCyclicGarbageProbe(probes::CycleLimits{}, others));
             probes_.push_back(probes::makeRetainedFrameProbe(/*onlyNew=*/true));
             probes_.push_back(probes::makeDeviceMemoryProbe());
             measurement_ = std::make_unique<probes::Measurement>(result_, probes_);
@@ -170,12 +172,7 @@ class Region {
             callersGarbage_ = py::object();
         }
         if (gcWasEnabled_) {
-            python::SavedException pending; // may run while an exception propagates
-            PyObject* gc = PyImport_ImportModule("gc");
-            PyObject* done = gc ? PyObject_CallMethod(gc, "enable", nullptr) : nullptr;
-            Py_XDECREF(done);
-            Py_XDECREF(gc);
-            PyErr_Clear();
+            PyGC_Enable(); // the C API: neither the watched gc.enable nor a replacement of it
         }
     }
 
@@ -211,6 +208,8 @@ PYBIND11_MODULE(_native, module) {
     namespace py = pybind11;
     using leakgate::package::Region;
     module.doc() = "leakgate's library in this process: regions, the scanner and sentinels";
+    // The collector's functions as they are at import, before any test body can replace them.
+    leakgate::python::collector::capture();
     leakgate::probes::defineSentinelModule(module);
     module.attr("__version__") = LEAKGATE_VERSION;
     py::class_<Region>(module, "Region")

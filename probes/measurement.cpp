@@ -1,5 +1,6 @@
 #include "probes/measurement.h"
 
+#include "lib/python/collector.h"
 #include "lib/python/gc_debug_guard.h"
 
 #include <pybind11/pybind11.h>
@@ -15,7 +16,7 @@ Measurement::Measurement(WorkloadResult& result, ProbeList& probes, std::string 
 
 void Measurement::begin() {
     started_ = std::chrono::steady_clock::now();
-    py::module_::import("gc").attr("disable")();
+    python::collector::disable();
     // Garbage made before the measured code (interpreter start-up, imports) is not its doing.
     collect();
     collectorGarbage().attr("clear")();
@@ -24,7 +25,6 @@ void Measurement::begin() {
 }
 
 void Measurement::finish() {
-    py::module_ gc = py::module_::import("gc");
     py::list garbage = collectorGarbage();
     // A probe that sets a new error (the gc guard) invalidates every check after it.
     bool invalid = false;
@@ -54,7 +54,7 @@ void Measurement::finish() {
         collect();
         read([&](Probe& probe) { probe.afterCollection(result_); });
     }
-    gc.attr("disable")();
+    python::collector::disable();
 
     for (auto& probe : probes_) {
         if (!probe->decidesCheck()) continue;

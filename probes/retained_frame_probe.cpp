@@ -1,5 +1,6 @@
 #include "probes/probe.h"
 
+#include "lib/python/collector.h"
 #include "lib/python/compat.h"
 #include "lib/scanner/explain.h"
 #include "lib/scanner/labels.h"
@@ -122,15 +123,14 @@ class RetainedFrameProbe final : public Probe {
         earlier_.clear();
         if (!onlyNew_) return;
         // Strong references: a frame kept here cannot be freed, so no new frame takes its address.
-        py::list objects = py::module_::import("gc").attr("get_objects")();
+        py::list objects = python::collector::objects();
         size_t live = 0;
         for (PyObject* frame : framesOutsideCalls(objects, &live))
             earlier_.emplace(frame, py::reinterpret_borrow<py::object>(frame));
     }
 
     void afterCollection(WorkloadResult& result) override {
-        py::module_ gc = py::module_::import("gc");
-        py::list objects = gc.attr("get_objects")();
+        py::list objects = python::collector::objects();
         size_t frames = 0;
         std::vector<PyObject*> retained = framesOutsideCalls(objects, &frames);
         const size_t earlier = earlier_.size();
@@ -216,7 +216,7 @@ std::string routeShape(const std::string& route) {
 }
 
 std::vector<std::string> holdersOf(std::span<PyObject* const> objects) {
-    py::list tracked = py::module_::import("gc").attr("get_objects")();
+    py::list tracked = python::collector::objects();
     auto [graph, external] = heapGraph(tracked);
     const scanner::ObjectGraph::Reverse reverse = graph.reverse();
     RootNamer namer;

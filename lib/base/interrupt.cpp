@@ -14,7 +14,12 @@
 namespace leakgate::interrupt {
 namespace {
 
-constexpr int kSignals[] = {SIGINT, SIGTERM, SIGHUP};
+// Every signal whose default action ends the process without a core (and SIGQUIT, which dumps
+// one): leakgate ending on any of them still kills its workers and removes its files. SIGPIPE is
+// ignored instead (installHandlers): a reader that stops early (`leakgate scan ... | head -2`)
+// does not stop the run, whose JSON report may still be wanted.
+constexpr int kSignals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGALRM,
+                            SIGVTALRM, SIGPROF, SIGXCPU, SIGXFSZ};
 constexpr size_t kSlots = 64; // workers alive at once: one per command, plus pip during bisect
 
 std::atomic<pid_t> g_groups[kSlots];
@@ -69,24 +74,29 @@ void killAdoptedOrphans() {
 }
 
 // Removes `name` (in the directory `parent`, a descriptor or AT_FDCWD) and, for a directory, all it
-// holds, down to 16 levels. System calls only (openat, getdents64, lseek, unlinkat).
-void removeTree(int parent, const char* name, int depth) {
-    if (::unlinkat(parent, name, 0) == 0 || depth > 16) return;
+// holds, down to kMaxDepth levels (one descriptor each); returns whether `name` is gone. A round
+// that removes nothing ends the directory's rounds, so an entry that cannot go (too deep, no
+// permission) costs one visit, not a retry per level above it: the time is linear in the tree.
+// System calls only (openat, getdents64, lseek, unlinkat).
+constexpr int kMaxDepth = 256;
+
+bool removeTree(int parent, const char* name, int depth) {
+    if (::unlinkat(parent, name, 0) == 0) return true;
+    if (depth > kMaxDepth) return false;
     int dir = ::openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     if (dir >= 0) {
-        // Entries are removed as they are read: read again from the start until nothing is left.
-        for (int round = 0; round < 64; ++round) {
+        // Entries are removed as they are read: read again from the start while that removes some.
+        for (;;) {
             bool removed = false;
             ::lseek(dir, 0, SEEK_SET);
             forEachEntry(dir, [&](const char* entry) {
-                removeTree(dir, entry, depth + 1);
-                removed = true;
+                if (removeTree(dir, entry, depth + 1)) removed = true;
             });
             if (!removed) break;
         }
         ::close(dir);
     }
-    ::unlinkat(parent, name, AT_REMOVEDIR);
+    return ::unlinkat(parent, name, AT_REMOVEDIR) == 0;
 }
 
 void onSignal(int signal) {
@@ -138,6 +148,7 @@ pid_t parentOf(const char* pidText) {
 }
 
 void installHandlers() {
+    ::signal(SIGPIPE, SIG_IGN); // a write to a closed reader fails with EPIPE instead
     struct sigaction action {};
     action.sa_handler = onSignal;
     action.sa_mask = signalSet(); // one cleanup at a time

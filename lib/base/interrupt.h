@@ -1,6 +1,9 @@
-// What leakgate does when SIGINT (Ctrl-C), SIGTERM or SIGHUP ends it: it kills every worker
-// process group it started (a worker sits in a group of its own, out of the terminal's reach),
-// removes the report file it was writing and its scratch directory, and exits 128 + the signal (130, 143, 129). Everything
+// What leakgate does when a signal ends it (SIGINT from Ctrl-C, SIGTERM, SIGHUP, SIGUSR1 and every
+// other whose default action ends a process; SIGPIPE is ignored): it kills every worker process
+// group it started (a worker sits in a group of its own, out of the terminal's reach), removes the
+// report file it was writing and its scratch directory, and exits 128 + the signal (130, 143,
+// 129). SIGKILL cannot be caught: each worker watches its parent and ends its group when the parent
+// is gone (lib/worker/main.cpp). Everything
 // here is async-signal-safe on the handler's side: fixed slots, atomics, kill, unlink, _exit.
 #pragma once
 

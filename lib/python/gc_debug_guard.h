@@ -1,6 +1,7 @@
 // Sets the collector's debug flags for a scope and restores the previous ones, whatever happens.
 #pragma once
 
+#include "lib/python/collector.h"
 #include "lib/python/compat.h"
 
 #include <pybind11/pybind11.h>
@@ -11,16 +12,17 @@ class GcDebugGuard {
   public:
     static constexpr int kSaveAll = 32; // gc.DEBUG_SAVEALL
 
-    explicit GcDebugGuard(int flags) : gc_(pybind11::module_::import("gc")) {
-        previous_ = gc_.attr("get_debug")();
-        gc_.attr("set_debug")(flags);
-    }
+    // Through the functions taken before the code under test ran (collector.h): a gc.set_debug
+    // it replaced by a no-op does not keep DEBUG_SAVEALL from being set.
+    explicit GcDebugGuard(int flags) : previous_(collector::debugFlags()) { collector::setDebugFlags(flags); }
     ~GcDebugGuard() {
         // This may run while an exception propagates: set it aside, drop anything set_debug raises,
         // and put it back when `saved` goes out of scope (after the PyErr_Clear).
         SavedException saved;
-        PyObject* restored = PyObject_CallMethod(gc_.ptr(), "set_debug", "O", previous_.ptr());
-        Py_XDECREF(restored);
+        try {
+            collector::setDebugFlags(previous_);
+        } catch (pybind11::error_already_set&) {
+        }
         PyErr_Clear();
     }
     GcDebugGuard(const GcDebugGuard&) = delete;
@@ -29,8 +31,7 @@ class GcDebugGuard {
     GcDebugGuard& operator=(GcDebugGuard&&) = delete;
 
   private:
-    pybind11::module_ gc_;
-    pybind11::object previous_;
+    int previous_;
 };
 
 } // namespace leakgate::python

@@ -81,6 +81,10 @@ std::vector<WorkloadResult> runWorkerProcess(const WorkerRequest& request) {
     } else if (outcome.signal) {
         error.signal = outcome.signal;
         error.message = fmt::format("the worker was {}", describeSignal(*outcome.signal));
+    } else if (outcome.exitCode == kChannelLostExit) {
+        error.message = "the code under test closed or replaced leakgate's result descriptor (os.closerange() "
+                        "or os.dup2() over it), so the worker sent no result and "
+                        "wrote nothing into the file that took its number";
     } else {
         error.message = fmt::format("the worker exited with status {} without a result",
                                     outcome.exitCode.value_or(-1));

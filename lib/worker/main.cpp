@@ -15,7 +15,11 @@
 #include <cstdio>
 #include <cstring>
 #include <stdexcept>
+#include <chrono>
+#include <csignal>
+#include <thread>
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 namespace leakgate::worker {
@@ -24,10 +28,46 @@ namespace {
 // Where the result pipe was moved: well above the descriptors a program opens.
 constexpr int kHiddenResultFd = 730;
 
+// What the result channel is: the pipe the parent gave, by device and inode. The code under test
+// may close it (os.closerange(3, 4096), the daemon idiom) and open a file that takes its number:
+// the result is written only to that same pipe, never into a user's file.
+struct ChannelIdentity {
+    dev_t device = 0;
+    ino_t inode = 0;
+    pid_t process = 0; // a forked child of the code under test that reaches the end sends nothing
+};
+ChannelIdentity g_channel;
+
 int hideResultChannel() {
     int fd = ::fcntl(kResultFd, F_DUPFD_CLOEXEC, kHiddenResultFd);
     ::close(kResultFd);
+    struct stat info {};
+    if (fd >= 0 && ::fstat(fd, &info) == 0) g_channel = {info.st_dev, info.st_ino, ::getpid()};
     return fd; // -1 when the parent gave no pipe: nobody to tell
+}
+
+bool channelIsOurs(int channel) {
+    struct stat info {};
+    return ::fstat(channel, &info) == 0 && S_ISFIFO(info.st_mode) && info.st_dev == g_channel.device &&
+           info.st_ino == g_channel.inode;
+}
+
+// The worker ends with its parent, even one killed with SIGKILL (which no handler sees): a thread
+// that holds no Python state looks at the parent once a second and, when it changed (the worker
+// was reparented), kills the worker's process group, the code under test's children with it.
+// A thread rather than PR_SET_PDEATHSIG, which fires when the parent's spawning thread ends (a
+// gate's task pool thread), not the parent.
+void watchParent() {
+    const pid_t parent = ::getppid();
+    std::thread([parent] {
+        for (;;) {
+            if (::getppid() != parent) {
+                if (::getpgrp() == ::getpid()) ::kill(0, SIGKILL);
+                ::_exit(kParentGoneExit);
+            }
+            std::this_thread::sleep_for(std::chrono::seconds(1));
+        }
+    }).detach();
 }
 
 bool writeAll(int channel, std::string_view left) {
@@ -44,6 +84,14 @@ bool writeAll(int channel, std::string_view left) {
 // kept (lib/worker/client.h).
 void sendResult(int channel, const std::string& token, const WorkloadResult& result, bool chained) {
     if (channel < 0) return;
+    if (::getpid() != g_channel.process) ::_exit(0); // a fork of the code under test: not ours to say
+    if (!channelIsOurs(channel)) {
+        // Closed, or another file under its number: say so by the exit status (the parent names
+        // the likely cause), and write nothing into what is not ours.
+        std::fflush(stdout);
+        std::fflush(stderr);
+        ::_exit(kChannelLostExit);
+    }
     std::string text =
         token + "\n" + nlohmann::json(result).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
     if (chained) text += "\n";
@@ -133,6 +181,7 @@ WorkloadResult runOne(const workloads::WorkerSpec& spec, bool first) {
 
 int workerMain(const std::string& specFd, const std::string& token) {
     const int channel = hideResultChannel();
+    watchParent();
     const workloads::WorkerSpec spec = workloads::parseWorkerSpec(readSpec(specFd));
     // Each of the chain, in order; every one is known and of the first one's command (a gate
     // workload does not share a process with a scan).

@@ -13,6 +13,11 @@
 namespace leakgate::worker {
 
 inline constexpr const char* kWorkerMode = "__worker";
+// The worker's own exit statuses, read by the parent (lib/worker/client.cpp): its result
+// descriptor was closed or replaced by the code under test, so no result was sent; its parent
+// went away.
+inline constexpr int kChannelLostExit = 121;
+inline constexpr int kParentGoneExit = 122;
 
 LEAKGATE_API int workerMain(const std::string& specFd, const std::string& token);
 

@@ -179,6 +179,19 @@ int run(int argc, char** argv) {
     addOutputOptions(scanCommand, output, scan.python, timeoutSeconds);
     scanCommand->add_option("-m", scan.module, "Run MODULE as `python -m` does (then ARGS...)")
         ->type_name("MODULE");
+    scanCommand
+        ->add_option("--cycle-instances", scan.cycleInstances,
+                     "cyclic-garbage: fail when one shape of cycle without a frame has this many instances")
+        ->check(CLI::PositiveNumber)
+        ->capture_default_str();
+    scanCommand
+        ->add_option("--cycle-bytes", scan.cycleBytes,
+                     "cyclic-garbage: fail when one shape of cycle without a frame pins this many bytes")
+        ->check(CLI::PositiveNumber)
+        ->capture_default_str();
+    scanCommand->add_flag("--trace-sites", scan.traceSites,
+                          "Run the script under tracemalloc, so that cyclic-garbage says where its cycles are "
+                          "made (slower)");
     scanCommand->add_option("command", command, "-- SCRIPT [ARGS...], or ARGS... after -m MODULE");
 
     GateOptions gate;

@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include <cstdlib>
+#include <dlfcn.h>
 #include <optional>
 
 namespace leakgate::probes {
@@ -36,6 +37,56 @@ std::optional<TorchReading> readTorch() {
     return TorchReading{cuda.attr("memory_allocated")().cast<std::int64_t>(),
                         cuda.attr("memory_reserved")().cast<std::int64_t>()};
 }
+
+// CuPy's default pool, when the program imported CuPy: the bytes its arrays use.
+std::optional<std::int64_t> readCupy() {
+    py::dict modules = py::module_::import("sys").attr("modules");
+    if (!modules.contains("cupy")) return std::nullopt;
+    try {
+        return modules["cupy"].attr("get_default_memory_pool")().attr("used_bytes")().cast<std::int64_t>();
+    } catch (py::error_already_set&) {
+        PyErr_Clear();
+        return std::nullopt;
+    }
+}
+
+// The program loaded the CUDA driver itself (torch, CuPy, a DSL): leakgate may then ask it, and
+// starts nothing the program did not start.
+bool programUsesCuda() {
+    void* loaded = dlopen(cuda::driverLibraryPath().c_str(), RTLD_LAZY | RTLD_NOLOAD);
+    if (!loaded) return false;
+    dlclose(loaded); // the reference RTLD_NOLOAD took
+    return true;
+}
+
+// What a program that placed no sentinel holds on the device, by each witness it has: the
+// driver's count of the whole device, torch's caching allocator, CuPy's pool.
+struct ProgramReading {
+    std::optional<std::int64_t> used; // cuMemGetInfo
+    std::optional<std::int64_t> torch; // torch.cuda.memory_allocated()
+    std::optional<std::int64_t> cupy;  // cupy's default pool
+};
+
+ProgramReading readProgram() {
+    ProgramReading reading;
+    try {
+        if (cuda::Driver::get().available()) reading.used = cuda::Driver::get().memInfo().usedBytes();
+    } catch (std::exception&) {
+        reading.used.reset(); // the torch and CuPy counts still witness
+    }
+    try {
+        if (auto torch = readTorch()) reading.torch = torch->allocated;
+    } catch (py::error_already_set&) {
+        PyErr_Clear();
+    }
+    reading.cupy = readCupy();
+    return reading;
+}
+
+// A witness's drop from read 1 to read 3 is memory only a collection freed: under gc.disable() the
+// program keeps it. An allocator's own count is exact; cuMemGetInfo counts every process on the
+// device, so it decides only above its tolerance.
+constexpr std::int64_t kAllocatorThreshold = 1ll << 20;
 
 // One read: own accounting, cuMemGetInfo, torch.
 struct Reading {
@@ -63,14 +114,21 @@ class DeviceMemoryProbe final : public Probe {
     }
 
     void afterReturn(WorkloadResult&) override {
-        if (lazy_ && cuda::DeviceBuffer::buffersAllocated() == allocatedBefore_) return;
+        if (lazy_ && cuda::DeviceBuffer::buffersAllocated() == allocatedBefore_) {
+            if (programUsesCuda()) programAfterReturn_ = readProgram();
+            return;
+        }
         if (cuda::Driver::get().available()) afterReturn_ = read();
     }
 
     void afterCollection(WorkloadResult& result) override {
         if (lazy_ && cuda::DeviceBuffer::buffersAllocated() == allocatedBefore_) {
+            if (programAfterReturn_) {
+                judgeProgram(result);
+                return;
+            }
             result.checks.push_back({"device-memory", Status::kSkip,
-                                     "the workload placed no device sentinel (leakgate did not start CUDA)",
+                                     "the program did not use CUDA and placed no device sentinel",
                                      std::nullopt});
             return;
         }
@@ -165,6 +223,58 @@ class DeviceMemoryProbe final : public Probe {
     }
 
   private:
+    // The program's own device memory, no sentinel placed: what one collection freed, by witness.
+    void judgeProgram(WorkloadResult& result) {
+        const ProgramReading after = readProgram();
+        const ProgramReading& before = *programAfterReturn_;
+        nlohmann::json details = {{"sentinels", 0}};
+        std::vector<std::string> witnesses;
+        std::int64_t freed = 0;
+        bool over = false;
+        auto witness = [&](const char* name, const char* key, const std::optional<std::int64_t>& at1,
+                           const std::optional<std::int64_t>& at3, std::int64_t threshold) {
+            if (!at1 || !at3) return;
+            const std::int64_t drop = *at1 - *at3;
+            details[std::string(key) + "_after_return"] = *at1;
+            details[std::string(key) + "_after_collection"] = *at3;
+            witnesses.push_back(fmt::format("{}: {} after return, {} after collection", name, humanBytes(*at1),
+                                            humanBytes(*at3)));
+            if (drop >= threshold) over = true;
+            freed = std::max(freed, drop);
+        };
+        witness("torch.cuda.memory_allocated()", "torch_allocated", before.torch, after.torch, kAllocatorThreshold);
+        witness("CuPy's pool", "cupy_used", before.cupy, after.cupy, kAllocatorThreshold);
+        witness("cuMemGetInfo (the whole device)", "meminfo_used", before.used, after.used, kMemInfoTolerance);
+        details["freed_by_collection"] = freed;
+        if (cuda::Driver::get().available()) details["device"] = cuda::Driver::get().device().name;
+        result.details["device_memory"] = details;
+        if (witnesses.empty()) {
+            result.checks.push_back({"device-memory", Status::kSkip,
+                                     fmt::format("the program loaded CUDA, but no witness of its memory could be "
+                                                 "read ({})",
+                                                 cuda::Driver::get().available()
+                                                     ? "no torch or CuPy allocator in use"
+                                                     : cuda::Driver::get().unavailableReason()),
+                                     std::nullopt});
+            return;
+        }
+        const std::string read = fmt::format("{}", fmt::join(witnesses, "; "));
+        if (!over) {
+            result.checks.push_back(
+                {"device-memory", Status::kPass,
+                 fmt::format("a collection freed {} of the program's device memory, under the limits (1.0 MiB "
+                             "for an allocator's count, {} for cuMemGetInfo); {}",
+                             humanBytes(std::max<std::int64_t>(freed, 0)), humanBytes(kMemInfoTolerance), read),
+                 0});
+            return;
+        }
+        result.checks.push_back({"device-memory", Status::kFail,
+                                 fmt::format("{} of the program's device memory was freed only by gc.collect(): "
+                                             "under gc.disable() it stays; {}",
+                                             humanBytes(freed), read),
+                                 freed});
+    }
+
     static Reading read() {
         return {cuda::DeviceBuffer::bytesHeld(), cuda::Driver::get().memInfo().usedBytes(), readTorch()};
     }
@@ -173,6 +283,7 @@ class DeviceMemoryProbe final : public Probe {
     std::int64_t allocatedBefore_ = 0;
     Reading baseline_;
     Reading afterReturn_;
+    std::optional<ProgramReading> programAfterReturn_; // lazy, no sentinel: the program's own memory
 };
 
 } // namespace

@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <map>
 #include <string>
 #include <unordered_set>
@@ -39,24 +40,75 @@ scanner::Payloads payloadsIn(std::span<PyObject* const> garbage) {
     return payloads;
 }
 
-// Their bytes, by kind.
-std::map<std::string, std::int64_t> bytesByKind(const scanner::Payloads& payloads) {
-    std::map<std::string, std::int64_t> bytes;
-    for (const auto& [object, payload] : payloads)
-        bytes[payload.kind] += payload.bytes;
-    return bytes;
+// Adds what the collections the program started found (foreignCollections()) to this read: their
+// frame cycles as findings that say which collection found them, their other cycles merged by
+// shape. Returns how many objects those collections freed.
+size_t mergeForeign(scanner::FrameCycles& cycles) {
+    size_t objects = 0;
+    for (const ForeignCollection& foreign : foreignCollections()) {
+        objects += static_cast<size_t>(foreign.objects);
+        for (Finding finding : foreign.cycles.findings) {
+            finding.summary += fmt::format(" (found by {}, which the program started)", foreign.startedBy);
+            cycles.findings.push_back(std::move(finding));
+        }
+        cycles.total.objects += foreign.cycles.total.objects;
+        cycles.total.bytes += foreign.cycles.total.bytes;
+        cycles.instances += foreign.cycles.instances;
+        for (const CycleShapeCount& shape : foreign.cycles.otherCycles) {
+            auto same = std::find_if(cycles.otherCycles.begin(), cycles.otherCycles.end(),
+                                     [&](const CycleShapeCount& known) {
+                                         return known.types == shape.types && known.cycle == shape.cycle;
+                                     });
+            if (same == cycles.otherCycles.end()) {
+                cycles.otherCycles.push_back(shape);
+                cycles.otherExamples.resize(cycles.otherCycles.size(), nullptr); // freed: no example
+                ++cycles.otherShapes;
+                continue;
+            }
+            same->count += shape.count;
+            if (shape.bytes) same->bytes = same->bytes.value_or(0) + *shape.bytes;
+        }
+        cycles.otherObjects += foreign.cycles.otherObjects;
+    }
+    if (objects == 0) return 0;
+    // Most instances first again, the examples kept beside their shapes.
+    std::vector<size_t> order(cycles.otherCycles.size());
+    for (size_t i = 0; i < order.size(); ++i)
+        order[i] = i;
+    cycles.otherExamples.resize(order.size(), nullptr);
+    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+        return cycles.otherCycles[a].count > cycles.otherCycles[b].count;
+    });
+    std::vector<CycleShapeCount> shapes;
+    std::vector<PyObject*> examples;
+    for (size_t i : order) {
+        shapes.push_back(cycles.otherCycles[i]);
+        examples.push_back(cycles.otherExamples[i]);
+    }
+    cycles.otherCycles = std::move(shapes);
+    cycles.otherExamples = std::move(examples);
+    return objects;
 }
 
 class FrameCycleProbe final : public Probe {
   public:
+    explicit FrameCycleProbe(std::shared_ptr<OtherCycles> others) : others_(std::move(others)) {}
     std::string_view name() const override { return "frame-cycle"; }
 
     void inGarbage(std::span<PyObject* const> garbage, WorkloadResult& result) override {
         const scanner::Payloads payloads = payloadsIn(garbage);
         scanner::FrameCycles cycles = scanner::explainGarbage(garbage, payloads.empty() ? nullptr : &payloads);
         size_t saved = garbage.size();
+        saved += mergeForeign(cycles);
         result.details["cyclic_garbage_objects"] = saved;
         auto& findings = cycles.findings;
+        if (others_) {
+            others_->read = true;
+            others_->shapes = cycles.otherCycles;
+            others_->examples = cycles.otherExamples;
+            others_->shapeCount = cycles.otherShapes;
+            others_->objects = cycles.otherObjects;
+        }
         result.details["pinned_bytes"] = cycles.total.bytes;
         // The cycles no frame closes: not this check's to judge, but said, so that a cycle beside
         // the frame cycles (the one a fix breaks, say) is not missed.
@@ -66,8 +118,10 @@ class FrameCycleProbe final : public Probe {
             details["shapes"] = cycles.otherShapes;
             details["objects"] = cycles.otherObjects;
             details["largest"] = json::array();
-            for (const CycleShapeCount& shape : cycles.otherCycles)
+            for (const CycleShapeCount& shape : cycles.otherCycles) {
+                if (details["largest"].size() == 5) break;
                 details["largest"].push_back(shape);
+            }
             const CycleShapeCount& top = cycles.otherCycles.front();
             others = fmt::format("{} cycle shape{} without a frame ({} objects; the largest: {} instance{} "
                                  "of [{}], {})",
@@ -89,15 +143,15 @@ class FrameCycleProbe final : public Probe {
                 findings.size() == 1
                     ? ""
                     : fmt::format(" ({} instances)", cycles.instances);
-            // sys.getsizeof sees host memory only: device (and torch) payloads of sentinels in this
-            // garbage are said beside it, from the sentinels' own bytes.
+            // sys.getsizeof sees the Python objects only: what they own beyond it (tensors' storages,
+            // arrays' buffers, sentinels' payloads) is said beside it, by kind.
             std::vector<std::string> each;
-            for (const auto& [kind, bytes] : bytesByKind(payloads)) {
+            for (const auto& [kind, bytes] : cycles.total.payloadBytes) {
                 result.details["pinned_payload_bytes"][kind] = bytes;
                 each.push_back(fmt::format("{} of {} memory", humanBytes(bytes), kind));
             }
             const std::string payloads =
-                each.empty() ? "" : fmt::format(", and {} held by sentinels in it", fmt::join(each, " and "));
+                each.empty() ? "" : fmt::format(", and {}", fmt::join(each, " and "));
             result.checks.push_back(
                 {"frame-cycle", Status::kFail,
                  fmt::format("{} frame-cycle shape{}{} in cyclic garbage, {} in all{}; {}{}",
@@ -109,12 +163,15 @@ class FrameCycleProbe final : public Probe {
         for (auto& finding : findings)
             result.findings.push_back(std::move(finding));
     }
+
+  private:
+    std::shared_ptr<OtherCycles> others_;
 };
 
 } // namespace
 
-std::unique_ptr<Probe> makeFrameCycleProbe() {
-    return std::make_unique<FrameCycleProbe>();
+std::unique_ptr<Probe> makeFrameCycleProbe(std::shared_ptr<OtherCycles> others) {
+    return std::make_unique<FrameCycleProbe>(std::move(others));
 }
 
 } // namespace leakgate::probes

@@ -6,8 +6,11 @@
 // leakgate's own collection. A gc.callbacks hook and the wrapped gc.enable only name who did it.
 #include "probes/probe.h"
 
-#include "lib/python/text.h"
+#include "lib/python/collector.h"
 #include "lib/python/compat.h"
+#include "lib/python/gc_debug_guard.h"
+#include "lib/python/text.h"
+#include "lib/scanner/explain.h"
 #include "lib/scanner/labels.h"
 
 #include <pybind11/pybind11.h>
@@ -32,14 +35,22 @@ struct Watch {
     long long collectionsAtStart = 0; // CPython's count when the watch started
     PyObject* threshold = nullptr;    // gc.get_threshold() when the watch started
     long long frozenAtStart = 0;
+    // A collection the program started while a measurement runs: its garbage is saved, explained
+    // and then freed as the collector would have freed it (foreignCollections()).
+    bool explainForeign = false; // explainForeignCollections(): scan's scripts
+    bool measuring = false;
+    bool inForeign = false;
+    int foreignDebug = 0;          // the debug flags the program had set, put back at "stop"
+    Py_ssize_t foreignFirst = 0;   // where that collection's garbage begins in the garbage list
+    long long foreignCaptured = 0; // collections the program started whose garbage was explained
+    std::vector<ForeignCollection> foreign;
 };
 Watch g_watch;
 
+namespace collector = python::collector;
+
 long long collectionsSoFar() {
-    long long total = 0;
-    for (py::handle generation : py::module_::import("gc").attr("get_stats")())
-        total += generation["collections"].cast<long long>();
-    return total;
+    return collector::collections();
 }
 
 std::string callerDescription() {
@@ -54,16 +65,103 @@ PyObject* guardedEnable(PyObject*, PyObject*) {
     return PyObject_CallNoArgs(g_watch.originalEnable);
 }
 
-// gc.callbacks(phase, info): names the first collection that leakgate did not start.
+// The collector's own step for garbage it does not save (CPython's delete_garbage): tp_clear on
+// each object while a reference keeps it, so that the cycles break and the objects go when the
+// list lets them go. Their finalizers already ran in the collection.
+void clearAsTheCollectorDoes(PyObject* list, Py_ssize_t first) {
+    const Py_ssize_t size = PyList_GET_SIZE(list);
+    for (Py_ssize_t i = first; i < size; ++i) {
+        PyObject* object = PyList_GET_ITEM(list, i); // Borrowed reference
+        if (PyFrame_Check(object)) {
+            // Explaining it read f_locals, which on 3.10 to 3.12 puts a dict of the locals on the
+            // frame after the collection: that dict is in no list, and the frame's tp_clear
+            // leaves it, so it would keep the frame (and what its locals hold) alive.
+            python::OwnedRef locals = python::frameLocals(object);
+            if (locals && PyDict_Check(locals.get())) PyDict_Clear(locals.get());
+            PyErr_Clear();
+        }
+        if (inquiry clear = Py_TYPE(object)->tp_clear) {
+            Py_INCREF(object);
+            (void)clear(object);
+            PyErr_Clear();
+            Py_DECREF(object);
+        }
+    }
+    PyList_SetSlice(list, first, size, nullptr);
+    PyErr_Clear();
+}
+
+// A collection the program started ends: what it found is explained, then freed. `collected`:
+// what the collector says it found (the "stop" callback's info). A hook of the program that ran
+// before ours and emptied gc.garbage leaves nothing: then this collection is not counted as
+// explained, and the measurement is invalid (invalidity()).
+void explainForeignGarbage(Py_ssize_t collected) {
+    g_watch.inForeign = false;
+    try {
+        python::collector::setDebugFlags(g_watch.foreignDebug);
+    } catch (py::error_already_set&) {
+        PyErr_Clear();
+    }
+    PyObject* list = g_watch.garbage;
+    const Py_ssize_t size = PyList_GET_SIZE(list);
+    // The counts do not match the list exactly (weakrefs cleared count in "collected", objects a
+    // finalizer resurrected are not saved), but a list emptied after the collection saved into it
+    // shows.
+    if (collected < 0 || size < g_watch.foreignFirst || (collected > 0 && size == g_watch.foreignFirst)) return;
+    if (size > g_watch.foreignFirst) {
+        std::vector<PyObject*> saved; // Borrowed references: the list keeps them
+        for (Py_ssize_t i = g_watch.foreignFirst; i < size; ++i)
+            saved.push_back(PyList_GET_ITEM(list, i));
+        ForeignCollection collection;
+        collection.startedBy = g_watch.collectedAt;
+        collection.objects = static_cast<std::int64_t>(saved.size());
+        try {
+            collection.cycles = scanner::explainGarbage(saved);
+        } catch (py::error_already_set&) {
+            PyErr_Clear();
+        }
+        collection.cycles.otherExamples.clear(); // they are freed below
+        g_watch.foreign.push_back(std::move(collection));
+        clearAsTheCollectorDoes(list, g_watch.foreignFirst);
+    }
+    ++g_watch.foreignCaptured;
+}
+
+// gc.callbacks(phase, info): names the first collection that leakgate did not start, and while a
+// measurement runs has the collector save what such a collection finds, so that it is explained
+// rather than lost (DEBUG_SAVEALL from "start" to "stop": the collector reads the flag when it
+// deletes the garbage).
 PyObject* onCollection(PyObject*, PyObject* args) {
     const char* phase = nullptr;
     PyObject* info = nullptr; // Borrowed reference
     if (!PyArg_ParseTuple(args, "sO", &phase, &info)) return nullptr;
-    if (!g_watch.own && std::string_view(phase) == "start" && g_watch.collectedAt.empty()) {
+    if (g_watch.own) Py_RETURN_NONE;
+    const bool start = std::string_view(phase) == "start";
+    if (start) {
         PyObject* generation = PyDict_Check(info) ? PyDict_GetItemString(info, "generation") : nullptr;
         g_watch.collectedAt = fmt::format("a collection of generation {} from {}",
                                           generation ? std::to_string(PyLong_AsLong(generation)) : "?",
                                           callerDescription());
+        PyErr_Clear();
+    }
+    if (!g_watch.explainForeign || !g_watch.measuring || !g_watch.garbage) Py_RETURN_NONE;
+    try {
+        if (start) {
+            g_watch.foreignDebug = python::collector::debugFlags();
+            g_watch.foreignFirst = PyList_GET_SIZE(g_watch.garbage);
+            python::collector::setDebugFlags(g_watch.foreignDebug | python::GcDebugGuard::kSaveAll);
+            g_watch.inForeign = true;
+        } else if (g_watch.inForeign) {
+            // With DEBUG_SAVEALL what the collection found goes to gc.garbage: "collected" and
+            // "uncollectable" count it (roughly: see explainForeignGarbage).
+            PyObject* count = PyDict_Check(info) ? PyDict_GetItemString(info, "collected") : nullptr;
+            PyObject* more = PyDict_Check(info) ? PyDict_GetItemString(info, "uncollectable") : nullptr;
+            Py_ssize_t collected = count ? PyLong_AsSsize_t(count) : -1;
+            if (collected >= 0 && more) collected += PyLong_AsSsize_t(more);
+            PyErr_Clear();
+            explainForeignGarbage(collected);
+        }
+    } catch (py::error_already_set&) {
         PyErr_Clear();
     }
     Py_RETURN_NONE;
@@ -77,9 +175,12 @@ PyMethodDef g_callbackDef = {"leakgate_gc_watch", onCollection, METH_VARARGS,
 // What makes the measurement invalid now; empty when nothing does. `debugFlags`: also compare
 // the debug flags (not while leakgate's own DEBUG_SAVEALL read is in progress).
 std::string invalidity(bool debugFlags) {
-    py::module_ gc = py::module_::import("gc");
-    bool enabled = gc.attr("isenabled")().cast<bool>();
-    gc.attr("disable")();
+    // Every answer here comes from the functions taken before the code under test ran. One of
+    // them replaced in the gc module means the code under test meant to change what leakgate sees
+    // (an empty gc.get_objects(), a gc.set_debug that does nothing): named below, after what
+    // the collector itself shows (a re-enabled collector, a collection not explained).
+    bool enabled = collector::enabled();
+    collector::disable();
     if (enabled || !g_watch.enabledAt.empty()) {
         std::string where =
             g_watch.enabledAt.empty() ? "" : fmt::format(" (gc.enable() at {})", g_watch.enabledAt);
@@ -88,7 +189,9 @@ std::string invalidity(bool debugFlags) {
             "what leakgate measures, so the measurement is invalid",
             where);
     }
-    const long long foreign = collectionsSoFar() - g_watch.collectionsAtStart - g_watch.ownCollections;
+    // Collections the program started whose garbage was saved and explained lose nothing.
+    const long long foreign =
+        collectionsSoFar() - g_watch.collectionsAtStart - g_watch.ownCollections - g_watch.foreignCaptured;
     if (foreign > 0) {
         std::string who = g_watch.collectedAt.empty()
                               ? "who started it is unknown: gc.callbacks was changed"
@@ -97,27 +200,34 @@ std::string invalidity(bool debugFlags) {
                            "measured, so the measurement is invalid",
                            foreign, foreign == 1 ? "" : "s", who, foreign == 1 ? "it" : "they");
     }
-    const long long frozen = gc.attr("get_freeze_count")().cast<long long>();
+    if (std::string replaced = collector::tampering(); !replaced.empty()) {
+        return fmt::format("the code under test replaced the collector's API ({}), so the measurement is "
+                           "invalid",
+                           replaced);
+    }
+    const long long frozen = collector::frozen();
     if (frozen != g_watch.frozenAtStart) {
         return fmt::format(
             "gc.freeze() moved {} objects out of the collector's reach, so the measurement "
             "is invalid",
             frozen - g_watch.frozenAtStart);
     }
-    if (!gc.attr("get_threshold")().equal(py::handle(g_watch.threshold))) {
+    if (!collector::threshold().equal(py::handle(g_watch.threshold))) {
         return fmt::format("the code under test changed gc.set_threshold() to {}, so the measurement is "
                            "invalid",
-                           python::textOf(gc.attr("get_threshold")()));
+                           python::textOf(collector::threshold()));
     }
-    if (debugFlags && gc.attr("get_debug")().cast<int>() != 0) {
+    if (debugFlags && collector::debugFlags() != 0) {
         return fmt::format("the code under test set gc.set_debug({}), so the measurement is invalid",
-                           gc.attr("get_debug")().cast<int>());
+                           collector::debugFlags());
     }
     return "";
 }
 
 void restartCollectionCount() {
     g_watch.collectedAt.clear();
+    g_watch.foreignCaptured = 0;
+    g_watch.foreign.clear();
     g_watch.ownCollections = 0;
     g_watch.collectionsAtStart = collectionsSoFar();
 }
@@ -132,8 +242,14 @@ class GcGuardProbe final : public Probe {
     // counted from here, and a DSL that collects while it compiles outside the measured code
     // (torch's Dynamo runs gc.collect(1) after every compile) leaves the measurement valid. A
     // gc.enable() at any time since the watch started still invalidates it.
-    void before() override { restartCollectionCount(); }
-    void afterReturn(WorkloadResult& result) override { check(result, true); }
+    void before() override {
+        restartCollectionCount();
+        g_watch.measuring = true;
+    }
+    void afterReturn(WorkloadResult& result) override {
+        g_watch.measuring = false; // from here, only leakgate's own reads collect
+        check(result, true);
+    }
     void inGarbage(std::span<PyObject* const>, WorkloadResult& result) override { check(result, false); }
     void afterCollection(WorkloadResult& result) override { check(result, true); }
 
@@ -147,32 +263,35 @@ class GcGuardProbe final : public Probe {
 } // namespace
 
 void watchGc() {
-    py::module_ gc = py::module_::import("gc");
-    gc.attr("disable")();
+    collector::capture();
+    py::module_ gc = collector::module();
+    collector::disable();
     g_watch.enabledAt.clear();
     g_watch.collectedAt.clear();
     if (g_watch.originalEnable == nullptr) {
         g_watch.originalEnable = gc.attr("enable").ptr();
         Py_INCREF(g_watch.originalEnable);
-        gc.attr("enable") = py::reinterpret_steal<py::object>(PyCFunction_New(&g_enableDef, nullptr));
+        auto watched = py::reinterpret_steal<py::object>(PyCFunction_New(&g_enableDef, nullptr));
+        if (!watched) throw py::error_already_set();
+        gc.attr("enable") = watched;
+        collector::ownReplacement("enable", watched);
         g_watch.callback = PyCFunction_New(&g_callbackDef, nullptr);
         if (!g_watch.callback) throw py::error_already_set();
-        gc.attr("callbacks").attr("append")(py::handle(g_watch.callback));
-        g_watch.garbage = gc.attr("garbage").ptr();
+        collector::callbacks().append(py::handle(g_watch.callback));
+        g_watch.garbage = collector::garbage().ptr();
         Py_INCREF(g_watch.garbage);
     }
     Py_XDECREF(g_watch.threshold);
-    g_watch.threshold = gc.attr("get_threshold")().release().ptr();
-    g_watch.frozenAtStart = gc.attr("get_freeze_count")().cast<long long>();
+    g_watch.threshold = collector::threshold().release().ptr();
+    g_watch.frozenAtStart = collector::frozen();
     g_watch.ownCollections = 0;
     g_watch.collectionsAtStart = collectionsSoFar();
 }
 
 void collect(int generation) {
-    py::module_ gc = py::module_::import("gc");
     // Only our own hook runs during our collections: a hook of the code under test could empty
     // gc.garbage before a read sees it.
-    py::list callbacks = gc.attr("callbacks");
+    py::list callbacks = collector::callbacks();
     auto saved = py::reinterpret_steal<py::list>(PySequence_List(callbacks.ptr())); // a copy
     if (!saved) throw py::error_already_set();
     callbacks.attr("clear")();
@@ -189,12 +308,20 @@ void collect(int generation) {
             PyErr_Clear();
         }
     } restore{callbacks, saved};
-    gc.attr("collect")(generation);
+    collector::collect(generation);
     ++g_watch.ownCollections;
 }
 
+void explainForeignCollections(bool on) {
+    g_watch.explainForeign = on;
+}
+
+const std::vector<ForeignCollection>& foreignCollections() {
+    return g_watch.foreign;
+}
+
 py::list collectorGarbage() {
-    if (!g_watch.garbage) return py::module_::import("gc").attr("garbage");
+    if (!g_watch.garbage) return collector::garbage();
     return py::reinterpret_borrow<py::list>(g_watch.garbage);
 }
 

@@ -2,6 +2,7 @@
 // (leakgate/probe.h); these are internal.
 #pragma once
 
+#include "leakgate/explain.h"
 #include "leakgate/probe.h"
 
 #include <memory>
@@ -16,12 +17,47 @@ namespace leakgate::probes {
 // thresholds, frozen objects and debug flags. The worker calls it before it loads anything of
 // the target's, so an import that collects or re-enables gc is caught too.
 void watchGc();
+// A collection the program started (gc.collect() in it or a library) while a measurement ran:
+// leakgate had the collector save what it found, explained it, then freed it as the collector
+// would have. The frame-cycle and cyclic-garbage checks report these beside their own read.
+struct ForeignCollection {
+    std::string startedBy; // "a collection of generation 2 from file:line in function"
+    std::int64_t objects = 0;
+    scanner::FrameCycles cycles; // its otherExamples are empty: those objects are gone
+};
+// Those of the current measurement, oldest first (cleared when the next measurement begins).
+const std::vector<ForeignCollection>& foreignCollections();
+// Off by default: such a collection makes the measurement `error`. A weakref sentinel in the
+// garbage it finds is cleared by it, so a workload whose verdicts rest on sentinels (gate, the
+// package's regions) keeps it off; `scan` turns it on and errs only where its script placed one.
+void explainForeignCollections(bool on);
 // Makes the workload an `error` at any read where the watch saw something that invalidates the
 // measurement: a collection it let run would free the very cycles we measure, so "clean" would
 // be a lie.
 std::unique_ptr<Probe> makeGcGuardProbe();
-// Explains every frame cycle in the saved garbage (check `frame-cycle`).
-std::unique_ptr<Probe> makeFrameCycleProbe();
+// The cycles without a frame that the frame-cycle probe saw in the garbage, for the cyclic-garbage
+// probe that reads the same garbage after it: the largest shapes (CycleShapeCount), one member of
+// each example (borrowed, alive only during that read), how many shapes and objects in all.
+struct OtherCycles {
+    bool read = false; // filled at this read
+    std::vector<CycleShapeCount> shapes;
+    std::vector<PyObject*> examples;
+    std::int64_t shapeCount = 0;
+    std::int64_t objects = 0;
+};
+// Explains every frame cycle in the saved garbage (check `frame-cycle`); `others`, when given,
+// gets the cycles no frame closes.
+std::unique_ptr<Probe> makeFrameCycleProbe(std::shared_ptr<OtherCycles> others = nullptr);
+// When cycles without a frame are a finding (docs/definitions.md, "Cyclic garbage"): one shape
+// with at least `instances` cycles, or whose cycles pin at least `bytes` (payloads included).
+struct CycleLimits {
+    std::int64_t instances = 100;
+    std::int64_t bytes = 1 << 20;
+    bool traceSites = false; // the program runs under tracemalloc (scan --trace-sites)
+};
+// Judges those cycles (check `cyclic-garbage`): must come after the frame-cycle probe that fills
+// `others`, in the same probe list.
+std::unique_ptr<Probe> makeCyclicGarbageProbe(CycleLimits limits, std::shared_ptr<OtherCycles> others);
 // Explains every frame still alive that no thread runs and no generator owns
 // (check `retained-frame`). `onlyNew`: leave out the frames that were already retained before the
 // measured code ran (the Python package measures inside a long-lived process, a test runner

@@ -29,6 +29,12 @@ struct Footprint {
 struct Payload {
     std::string kind;
     std::int64_t bytes = 0;
+    // The memory's address (or its owner's): objects that share it (views of one storage) count it
+    // once in a footprint. 0: the object's own address.
+    std::uintptr_t key = 0;
+    // sys.getsizeof already counts it (a NumPy array that owns its data): a footprint moves it from
+    // the objects' bytes to the payloads, so that it is counted once.
+    bool inSizeof = false;
 };
 using Payloads = std::unordered_map<PyObject*, Payload>;
 
@@ -41,6 +47,9 @@ struct FrameCycles {
     // The cycles no frame closes (ctypes objects, dicts, instances), by shape, most instances
     // first, at most five; how many shapes and objects there were in all.
     std::vector<CycleShapeCount> otherCycles;
+    // One member of each of those shapes' example cycle (borrowed: alive while the garbage is), in
+    // the order of otherCycles: where a probe asks tracemalloc where it was made.
+    std::vector<PyObject*> otherExamples;
     std::int64_t otherShapes = 0;
     std::int64_t otherObjects = 0;
 };

@@ -54,6 +54,14 @@ struct CycleShapeCount {
     std::optional<std::int64_t> bytes; // what its cycles pin in all, where the scanner measured it
 };
 
+// A local of a frame that a cycle pins, holding payloads (a tensor, an array, a list of them):
+// the names a user reads to know what the cycle keeps ("`weights` of `train_step`").
+struct PayloadHolder {
+    std::string local;
+    std::string function;
+    std::map<std::string, std::int64_t> bytes; // by kind: "device", "host"
+};
+
 // One finding. What produced it (lib/report/rules.h, evidenceOf(kind)) says which fields it
 // fills: the scanner's frame-cycle and retained-frame explain a retention (frames, path, locals,
 // root, objects, bytes); a launch loop's findings name allocation sites or cycle shapes; lint's
@@ -71,6 +79,7 @@ struct Finding {
     // What sys.getsizeof cannot see: the payloads of the sentinels among the objects pinned, by
     // kind ("device", "torch"), for a frame-cycle finding.
     std::map<std::string, std::int64_t> payloadBytes;
+    std::vector<PayloadHolder> payloadHolders; // frame-cycle: the locals that hold the most of them
     std::string fix;                 // the fix pattern, in words
     // The statement to change, where the lint found it for a dynamic finding: the line that binds
     // a cycle's closing local, or the store of a frame on an attribute (SARIF's primary location).

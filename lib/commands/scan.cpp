@@ -40,6 +40,9 @@ Report runScan(const ScanOptions& options) {
     request.spec.argv = {options.module.empty() ? options.script : "-m"};
     request.spec.argv.insert(request.spec.argv.end(), options.args.begin(), options.args.end());
     request.spec.environment = env;
+    request.spec.cycleInstances = options.cycleInstances;
+    request.spec.cycleBytes = options.cycleBytes;
+    request.spec.traceSites = options.traceSites;
     request.timeout = options.timeout;
     request.forwardOutput = options.forwardOutput;
 

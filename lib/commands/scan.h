@@ -5,6 +5,7 @@
 #include "leakgate/api.h"
 
 #include "leakgate/report.h"
+#include "lib/workloads/spec.h"
 
 #include <chrono>
 #include <optional>
@@ -20,6 +21,11 @@ struct ScanOptions {
     std::optional<std::string> python; // --python; default: the interpreter of this build
     std::chrono::seconds timeout{300};
     bool forwardOutput = true;
+    // When cycles without a frame are a finding (check `cyclic-garbage`), and whether the script
+    // runs under tracemalloc so that the finding says where they are made.
+    std::int64_t cycleInstances = workloads::defaults::kCycleInstances;
+    std::int64_t cycleBytes = workloads::defaults::kCycleBytes;
+    bool traceSites = false;
 };
 
 // Throws UsageError when nothing can run (no such script, a Python of another version); a module

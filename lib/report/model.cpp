@@ -281,6 +281,11 @@ void to_json(json& out, const Finding& finding) {
     if (finding.column) out["column"] = *finding.column;
     if (finding.fixSite) out["fix_site"] = *finding.fixSite;
     if (!finding.payloadBytes.empty()) out["payload_bytes"] = finding.payloadBytes;
+    if (!finding.payloadHolders.empty()) {
+        json& holders = out["payload_holders"] = json::array();
+        for (const PayloadHolder& holder : finding.payloadHolders)
+            holders.push_back({{"local", holder.local}, {"function", holder.function}, {"bytes", holder.bytes}});
+    }
     if (!finding.allocationSites.empty()) out["allocation_sites"] = finding.allocationSites;
     if (!finding.cycleShapes.empty()) out["cycle_shapes"] = finding.cycleShapes;
 }
@@ -300,6 +305,16 @@ void from_json(const json& in, Finding& finding) {
     if (auto payloads = in.find("payload_bytes"); payloads != in.end() && payloads->is_object()) {
         for (const auto& [kind, bytes] : payloads->items())
             finding.payloadBytes[kind] = wholeNumber<std::int64_t>(bytes);
+    }
+    if (auto holders = in.find("payload_holders"); holders != in.end() && holders->is_array()) {
+        for (const json& entry : *holders) {
+            PayloadHolder holder;
+            entry.at("local").get_to(holder.local);
+            entry.at("function").get_to(holder.function);
+            for (const auto& [kind, bytes] : entry.at("bytes").items())
+                holder.bytes[kind] = wholeNumber<std::int64_t>(bytes);
+            finding.payloadHolders.push_back(std::move(holder));
+        }
     }
     // The typed keys replace the steps and frames written for schema leakgate/1.
     if (in.contains("column")) {

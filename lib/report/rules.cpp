@@ -27,6 +27,14 @@ constexpr Rule kRules[] = {
      "Do not store frame objects on long-lived objects: capture the source location (file, line, "
      "function) eagerly and store that instead.",
      kScanSection},
+    {"cyclic-garbage", Evidence::kLaunchLoop, "CyclicGarbage",
+     "The program leaves one shape of reference cycle many times, or cycles that pin much memory.",
+     "The program leaves reference cycles without a frame in them (ctypes pointers and their sources, "
+     "objects that refer to themselves) many times over, or cycles that hold much memory: under "
+     "gc.disable() none of it is ever freed, and memory grows with every call that makes one.",
+     "Make the back reference weak (weakref), break the cycle when the objects are done with, or build "
+     "the object without one (ctypes: no cast() or pointer() per call).",
+     kScanSection},
     {"launch-allocations", Evidence::kLaunchLoop, "LaunchAllocations",
      "A launch allocates more per scalar argument than the reference runtime.",
      "Each launch allocates more per scalar argument than the reference runtime: the packing of a "

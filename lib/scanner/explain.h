@@ -59,6 +59,7 @@ struct CycleShape {
     std::int64_t objects = 0;    // objects in them
     std::int64_t bytes = 0;      // what they pin in all (their footprint: members and owned leaves)
     std::vector<PathStep> cycle; // example: first member -> ... -> first member
+    PyObject* example = nullptr; // a member of the example (borrowed, alive while the garbage is)
 };
 std::vector<CycleShape> describeCycles(const ObjectGraph& garbage, const Components& components,
                                        size_t limit = 5);

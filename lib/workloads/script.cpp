@@ -70,10 +70,16 @@ void handleScriptException(WorkloadResult& result) {
 // What CPython does when a script ends, in its order (Py_FinalizeEx): threading._shutdown()
 // runs threading's own exit hooks (concurrent.futures wakes its idle pool workers there) and joins
 // the non-daemon threads; then the atexit callbacks run. Joining the threads by hand, before
-// those hooks, waited forever on an open thread pool.
-void shutDownAsPythonDoes() {
+// those hooks, waited forever on an open thread pool. The threads end inside the measurement (a
+// running thread's frames are not retained); the atexit callbacks run after the reads, so that a
+// library that empties its caches, or collects, in an exit hook does not hide what the program
+// kept.
+void joinThreadsAsPythonDoes() {
     py::dict modules = py::module_::import("sys").attr("modules");
     if (modules.contains("threading")) py::module_::import("threading").attr("_shutdown")();
+}
+
+void runExitHooks() {
     py::module_::import("atexit").attr("_run_exitfuncs")();
 }
 
@@ -134,9 +140,18 @@ WorkloadResult runScript(const WorkerSpec& spec) {
         }
     }
 
+    if (spec.traceSites) {
+        // Asked for: tracemalloc keeps each block's traceback, so that a cycle in the garbage can say
+        // where it was made. 16 frames reach past the standard library (ctypes.cast) into the caller.
+        py::module_::import("tracemalloc").attr("start")(16);
+    }
     probes::ProbeList probes;
+    probes::explainForeignCollections(true);
     probes.push_back(probes::makeGcGuardProbe());
-    probes.push_back(probes::makeFrameCycleProbe());
+    auto others = std::make_shared<probes::OtherCycles>();
+    probes.push_back(probes::makeFrameCycleProbe(others));
+    probes.push_back(probes::makeCyclicGarbageProbe(
+        {spec.cycleInstances, spec.cycleBytes, spec.traceSites}, others));
     probes.push_back(probes::makeRetainedFrameProbe());
     // A script may place sentinels of its own (`_leakgate.sentinel`, `device_sentinel`, `track`):
     // they get verdicts, bytes by payload kind and the device memory they hold.
@@ -146,12 +161,35 @@ WorkloadResult runScript(const WorkerSpec& spec) {
         OwnedRef value = own(PyEval_EvalCode(code.ptr(), globals.ptr(), globals.ptr()));
         if (!value) handleScriptException(result);
         py::module_::import("sys").attr("stdout").attr("flush")();
-        shutDownAsPythonDoes();
+        joinThreadsAsPythonDoes();
     });
+    try {
+        runExitHooks(); // it reports what a hook raises, as python does, and goes on
+    } catch (py::error_already_set& error) {
+        error.restore();
+        PyErr_Clear();
+    }
+    if (!result.sentinels.empty() && !probes::foreignCollections().empty()) {
+        // Such a collection cleared the weakrefs of the sentinels it found: their verdicts did not
+        // measure what reference counting alone frees.
+        for (CheckResult& check : result.checks) {
+            if (check.name != "sentinels") continue;
+            check.status = Status::kError;
+            check.reason = fmt::format("{} collection{} the program started ran while its sentinels were alive "
+                                       "(the first: {}), so their verdicts are not measured",
+                                       probes::foreignCollections().size(),
+                                       probes::foreignCollections().size() == 1 ? "" : "s",
+                                       probes::foreignCollections().front().startedBy);
+            check.amount.reset();
+        }
+    }
     if (result.sentinels.empty()) {
-        // Nothing placed: those two checks measured nothing the script asked for.
+        // Nothing placed: the sentinel check measured nothing the script asked for, and the
+        // device-memory check measured only where the program used CUDA itself (its own memory,
+        // read through torch, CuPy and cuMemGetInfo).
         std::erase_if(result.checks, [](const CheckResult& check) {
-            return check.name == "sentinels" || check.name == "device-memory";
+            return check.name == "sentinels" || (check.name == "device-memory" && check.status == Status::kSkip &&
+                                                 check.reason.starts_with("the program did not use CUDA"));
         });
     }
     return result;

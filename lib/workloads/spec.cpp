@@ -23,6 +23,9 @@ std::string serialize(const WorkerSpec& spec) {
                 {"argv", spec.argv},
                 {"script", spec.script},
                 {"module", spec.module},
+                {"cycle_instances", spec.cycleInstances},
+                {"cycle_bytes", spec.cycleBytes},
+                {"trace_sites", spec.traceSites},
                 {"role", spec.role},
                 {"sentinel_bytes", spec.sentinelBytes},
                 {"device_sentinel_bytes", spec.deviceSentinelBytes},
@@ -84,6 +87,9 @@ WorkerSpec parseWorkerSpec(const std::string& text) {
                                                  "argv",
                                                  "script",
                                                  "module",
+                                                 "cycle_instances",
+                                                 "cycle_bytes",
+                                                 "trace_sites",
                                                  "target",
                                                  "role",
                                                  "sentinel_bytes",
@@ -109,6 +115,9 @@ WorkerSpec parseWorkerSpec(const std::string& text) {
     read(in, "argv", spec.argv, true);
     read(in, "script", spec.script);
     read(in, "module", spec.module);
+    read(in, "cycle_instances", spec.cycleInstances);
+    read(in, "cycle_bytes", spec.cycleBytes);
+    read(in, "trace_sites", spec.traceSites);
     read(in, "role", spec.role);
     read(in, "sentinel_bytes", spec.sentinelBytes);
     read(in, "device_sentinel_bytes", spec.deviceSentinelBytes);

@@ -29,6 +29,10 @@ inline constexpr std::int64_t kSoakSampleEvery = 100; // steps between RSS sampl
 // RSS growth at which the soak stops early: a leaking loop's slope is clear long before that, and
 // the memory stays bounded however fast it leaks.
 inline constexpr std::int64_t kSoakMaxGrowthBytes = 512ll << 20;
+// scan: one shape of cycle without a frame is a finding from this many instances, or this many
+// bytes pinned (docs/definitions.md, "Cyclic garbage").
+inline constexpr std::int64_t kCycleInstances = 100;
+inline constexpr std::int64_t kCycleBytes = 1 << 20;
 } // namespace defaults
 
 // A target as the harness imports it: a module name or a file path (exactly one).
@@ -49,6 +53,9 @@ struct WorkerSpec {
 
     std::string script; // scan: the script run as __main__, or
     std::string module; // scan: the module run as `python -m` runs it
+    std::int64_t cycleInstances = defaults::kCycleInstances; // scan: the cyclic-garbage limits
+    std::int64_t cycleBytes = defaults::kCycleBytes;
+    bool traceSites = false; // scan: run the script under tracemalloc, to say where cycles are made
 
     std::optional<TargetRef> target; // gate workloads
     std::string role = "target";     // "target", or "reference": the baseline

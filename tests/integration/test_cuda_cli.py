@@ -163,7 +163,7 @@ class ScanOfAScriptsOwnSentinels(unittest.TestCase):
                       checks["device-memory"]["reason"])
         self.assertIn("freed by the collection", checks["device-memory"]["reason"])
         self.assertIn("freed-by-gc-only", checks["sentinels"]["reason"])
-        self.assertIn("and 64.0 MiB (67108864 bytes) of device memory held by sentinels in it",
+        self.assertIn("in all, and 64.0 MiB (67108864 bytes) of device memory;",
                       checks["frame-cycle"]["reason"])
         details = report["results"][0]["details"]
         self.assertEqual(details["pinned_payload_bytes"], {"device": 64 << 20})
@@ -192,14 +192,14 @@ class ScanOfAScriptsOwnSentinels(unittest.TestCase):
         self.assertEqual(code, 1)
         checks = checks_of(report)
         self.assertEqual(checks["device-memory"]["status"], "skip")
-        self.assertIn("placed no device sentinel (leakgate did not start CUDA)", checks["device-memory"]["reason"])
+        self.assertIn("the program did not use CUDA and placed no device sentinel", checks["device-memory"]["reason"])
         self.assertEqual([s["label"] for s in report["results"][0]["sentinels"]], ["host buffer"])
         self.assertNotIn("device memory", checks["frame-cycle"]["reason"])
 
     def test_a_script_without_sentinels_has_no_sentinel_checks(self):
         script = os.path.join(HERE, "..", "..", "fixtures", "scan", "leak_exception_kept_in_local.py")
         _, report = scan(script, LEAKGATE_LIBCUDA=FAKE_LIBCUDA)
-        self.assertEqual(sorted(checks_of(report)), ["frame-cycle", "retained-frame"])
+        self.assertEqual(sorted(checks_of(report)), ["cyclic-garbage", "frame-cycle", "retained-frame"])
 
 
 if __name__ == "__main__":

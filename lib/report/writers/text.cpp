@@ -39,13 +39,22 @@ std::string displayPath(const std::string& file) {
 }
 
 // A launch finding: the allocation sites tracemalloc named, or the shapes of the cycles left.
+// A scan's cyclic-garbage finding is read the same way: where one example was made (tracemalloc,
+// innermost first) and the shape of its cycles.
 void writeLaunchFinding(std::string& out, const Finding& finding) {
-    if (!finding.allocationSites.empty()) out += "  allocation sites (tracemalloc, the worst case):\n";
+    const bool scan = finding.kind == "cyclic-garbage";
+    if (!finding.allocationSites.empty())
+        out += scan ? "  made at (tracemalloc, innermost first):\n" : "  allocation sites (tracemalloc, the worst case):\n";
     for (const auto& site : finding.allocationSites) {
-        out += fmt::format("    {}:{}  {}\n", displayPath(site.file), site.line,
-                           blocksPerCall(site.blocksPerCall));
+        if (scan) {
+            out += fmt::format("    {}:{}\n", displayPath(site.file), site.line);
+        } else {
+            out += fmt::format("    {}:{}  {}\n", displayPath(site.file), site.line,
+                               blocksPerCall(site.blocksPerCall));
+        }
     }
-    if (!finding.cycleShapes.empty()) out += "  cycles left per batch of calls (scanner):\n";
+    if (!finding.cycleShapes.empty())
+        out += scan ? "  cycles in the garbage (scanner):\n" : "  cycles left per batch of calls (scanner):\n";
     for (const auto& shape : finding.cycleShapes)
         out += fmt::format("    {}:{}\n", cycleShapeCount(shape.count, shape.types), shape.cycle);
     out += fmt::format("  fix:   {}\n", finding.fix);

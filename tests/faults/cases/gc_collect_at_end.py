@@ -1,7 +1,8 @@
-# fault: the script collects the garbage it made (item 2)
+# fault: the script collects the garbage it made (issue 41, programs that collect)
 # run: scan -- {script}
-# exit: 3
-# text: collect
+# exit: 1
+# text: which the program started
+# text: keep
 import gc
 import sys
 

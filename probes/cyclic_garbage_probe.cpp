@@ -1,0 +1,177 @@
+// The cyclic-garbage probe (check `cyclic-garbage`): retention without a frame. A program that
+// leaves one shape of reference cycle again and again (a ctypes pointer and its source per launch,
+// an object that refers to itself per call) leaks under gc.disable() as surely as a frame cycle,
+// and no frame is there to name it. The shapes come from the frame-cycle probe's reading of the
+// same garbage (OtherCycles); where the program ran under tracemalloc (`scan --trace-sites`), the
+// example cycle's allocation traceback says where such cycles are made.
+#include "probes/probe.h"
+
+#include "lib/python/compat.h"
+#include "lib/python/text.h"
+#include "lib/report/units.h"
+#include "lib/scanner/labels.h"
+
+#include <pybind11/pybind11.h>
+
+#include <fmt/format.h>
+
+namespace leakgate::probes {
+namespace {
+
+namespace py = pybind11;
+
+// The traceback tracemalloc kept for `object`, innermost frame first; empty when the program did
+// not run under tracemalloc or the object was made before it started. Imports nothing: tracemalloc
+// is asked only when the program (or `--trace-sites`) imported it.
+std::vector<FrameInfo> madeAt(PyObject* object) {
+    std::vector<FrameInfo> frames;
+    py::dict modules = py::module_::import("sys").attr("modules");
+    if (!modules.contains("tracemalloc")) return frames;
+    try {
+        py::object tracemalloc = modules["tracemalloc"];
+        if (!tracemalloc.attr("is_tracing")().cast<bool>()) return frames;
+        py::object traceback = tracemalloc.attr("get_object_traceback")(py::handle(object));
+        if (traceback.is_none()) return frames;
+        for (py::handle frame : traceback) { // oldest first
+            FrameInfo info;
+            info.file = python::textOf(frame.attr("filename"));
+            info.line = frame.attr("lineno").cast<int>();
+            frames.insert(frames.begin(), info);
+        }
+    } catch (py::error_already_set&) {
+        PyErr_Clear();
+        frames.clear();
+    }
+    return frames;
+}
+
+// The standard library's own files: the site of a cycle is the innermost frame outside it
+// (ctypes.cast is where a ctypes cycle is made, never what to change).
+bool inStandardLibrary(const std::string& file) {
+    static const std::vector<std::string> roots = [] {
+        std::vector<std::string> found;
+        try {
+            py::dict paths = py::module_::import("sysconfig").attr("get_paths")();
+            for (const char* key : {"stdlib", "platstdlib"})
+                if (paths.contains(key)) found.push_back(python::textOf(paths[key]) + "/");
+        } catch (py::error_already_set&) {
+            PyErr_Clear();
+        }
+        return found;
+    }();
+    for (const std::string& root : roots)
+        if (file.starts_with(root) && file.find("/site-packages/") == std::string::npos) return true;
+    return false;
+}
+
+// The fix that fits the shape: what the members' types and the cycle's edges say.
+std::string fixFor(const CycleShapeCount& shape) {
+    const bool ctypes = shape.cycle.find("--_objects-->") != std::string::npos ||
+                        shape.types.find("CArgObject") != std::string::npos ||
+                        shape.types.find("LP_") != std::string::npos;
+    if (ctypes) {
+        return "ctypes.cast() and ctypes.pointer() keep their source in the result's `_objects`, a cycle per "
+               "call (CPython bpo-12836): build the pointer without cast (ctypes.c_void_p(ctypes.addressof(x)) "
+               "with x kept alive by the caller), or pack immutable values once and reuse them.";
+    }
+    if (shape.types.find("Traceback") != std::string::npos || shape.types.find("traceback") != std::string::npos) {
+        return "An exception and its traceback refer to each other through what they keep: do not store the "
+               "exception; keep traceback.TracebackException or its text.";
+    }
+    return "Each call leaves objects that refer to each other: make the back reference a weakref (weakref.ref, "
+           "weakref.proxy or a WeakValueDictionary), or break the cycle (`del` or set the attribute to None) "
+           "when the objects are done with.";
+}
+
+class CyclicGarbageProbe final : public Probe {
+  public:
+    CyclicGarbageProbe(CycleLimits limits, std::shared_ptr<OtherCycles> others)
+        : limits_(limits), others_(std::move(others)) {}
+    std::string_view name() const override { return "cyclic-garbage"; }
+
+    void inGarbage(std::span<PyObject* const>, WorkloadResult& result) override {
+        if (!others_ || !others_->read) {
+            result.checks.push_back({"cyclic-garbage", Status::kError,
+                                     "the garbage's cycle shapes were not read (no frame-cycle probe ran before "
+                                     "this one)",
+                                     std::nullopt});
+            return;
+        }
+        const std::string limits =
+            fmt::format("limits: {} instances of one shape, or {} pinned by one shape", limits_.instances,
+                        humanBytes(limits_.bytes));
+        std::vector<size_t> over;
+        for (size_t i = 0; i < others_->shapes.size(); ++i) {
+            const CycleShapeCount& shape = others_->shapes[i];
+            if (shape.count >= limits_.instances || shape.bytes.value_or(0) >= limits_.bytes) over.push_back(i);
+        }
+        result.details["cyclic_garbage"] = {{"shapes", others_->shapeCount},
+                                            {"objects", others_->objects},
+                                            {"instance_limit", limits_.instances},
+                                            {"byte_limit", limits_.bytes}};
+        if (over.empty()) {
+            result.checks.push_back(
+                {"cyclic-garbage", Status::kPass,
+                 others_->shapeCount == 0
+                     ? "no cycle without a frame in the garbage"
+                     : fmt::format("{} cycle shape{} without a frame ({} objects), none over the {}",
+                                   others_->shapeCount, others_->shapeCount == 1 ? "" : "s", others_->objects,
+                                   limits),
+                 0});
+            return;
+        }
+        std::int64_t pinned = 0;
+        std::vector<Finding> findings;
+        for (size_t i : over) {
+            const CycleShapeCount& shape = others_->shapes[i];
+            pinned += shape.bytes.value_or(0);
+            Finding finding;
+            finding.kind = "cyclic-garbage";
+            finding.cycleShapes.push_back(shape);
+            finding.objects = shape.count;
+            finding.bytes = shape.bytes.value_or(0);
+            finding.fix = fixFor(shape);
+            std::vector<FrameInfo> made = i < others_->examples.size() && others_->examples[i]
+                                              ? madeAt(others_->examples[i])
+                                              : std::vector<FrameInfo>{};
+            std::string where;
+            for (const FrameInfo& frame : made) {
+                if (inStandardLibrary(frame.file)) continue;
+                finding.fixSite = frame;
+                where = fmt::format(", made at {}:{}", frame.file, frame.line);
+                break;
+            }
+            for (const FrameInfo& frame : made) {
+                finding.allocationSites.push_back({frame.file, frame.line, 0});
+                if (finding.allocationSites.size() == 5) break;
+            }
+            if (made.empty()) {
+                where = limits_.traceSites ? ", made before tracemalloc started"
+                                           : " (where they are made: run again with --trace-sites)";
+            }
+            finding.summary = fmt::format("{} cycle{} of [{}], {} in all{}", shape.count,
+                                          shape.count == 1 ? "" : "s", shape.types,
+                                          humanBytes(shape.bytes.value_or(0)), where);
+            findings.push_back(std::move(finding));
+        }
+        result.checks.push_back({"cyclic-garbage", Status::kFail,
+                                 fmt::format("{} cycle shape{} without a frame over the {}; the largest: {}",
+                                             over.size(), over.size() == 1 ? "" : "s", limits,
+                                             findings.front().summary),
+                                 pinned});
+        for (Finding& finding : findings)
+            result.findings.push_back(std::move(finding));
+    }
+
+  private:
+    CycleLimits limits_;
+    std::shared_ptr<OtherCycles> others_;
+};
+
+} // namespace
+
+std::unique_ptr<Probe> makeCyclicGarbageProbe(CycleLimits limits, std::shared_ptr<OtherCycles> others) {
+    return std::make_unique<CyclicGarbageProbe>(limits, std::move(others));
+}
+
+} // namespace leakgate::probes

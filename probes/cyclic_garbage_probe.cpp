@@ -11,14 +11,20 @@
 #include "lib/report/units.h"
 #include "lib/scanner/labels.h"
 
+#include <pybind11/eval.h>
 #include <pybind11/pybind11.h>
 
 #include <fmt/format.h>
+
+#include <map>
+#include <tuple>
 
 namespace leakgate::probes {
 namespace {
 
 namespace py = pybind11;
+
+std::string functionAt(const std::string& file, int line);
 
 // The traceback tracemalloc kept for `object`, innermost frame first; empty when the program did
 // not run under tracemalloc or the object was made before it started. Imports nothing: tracemalloc
@@ -36,6 +42,7 @@ std::vector<FrameInfo> madeAt(PyObject* object) {
             FrameInfo info;
             info.file = python::textOf(frame.attr("filename"));
             info.line = frame.attr("lineno").cast<int>();
+            info.function = functionAt(info.file, info.line);
             frames.insert(frames.begin(), info);
         }
     } catch (py::error_already_set&) {
@@ -43,6 +50,53 @@ std::vector<FrameInfo> madeAt(PyObject* object) {
         frames.clear();
     }
     return frames;
+}
+
+// The function that holds `line` of `file`, qualified by its classes ("DataIter.get_callbacks"),
+// or "<module>": tracemalloc keeps file and line only. Read with `ast`, once per file.
+std::string functionAt(const std::string& file, int line) {
+    static std::map<std::string, std::vector<std::tuple<int, int, std::string>>> known; // file -> spans
+    auto found = known.find(file);
+    if (found == known.end()) {
+        std::vector<std::tuple<int, int, std::string>> spans;
+        try {
+            py::dict scope;
+            scope["path"] = python::fsText(file);
+            py::exec(R"(
+import ast, tokenize
+spans = []
+try:
+    with tokenize.open(path) as source:
+        tree = ast.parse(source.read())
+except (OSError, SyntaxError, ValueError):
+    tree = None
+def visit(node, prefix):
+    for child in ast.iter_child_nodes(node):
+        if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            name = prefix + child.name
+            if not isinstance(child, ast.ClassDef):
+                spans.append((child.lineno, child.end_lineno or child.lineno, name))
+            visit(child, name + ".")
+        else:
+            visit(child, prefix)
+if tree is not None:
+    visit(tree, "")
+)",
+                     scope);
+            for (py::handle span : py::list(scope["spans"]))
+                spans.emplace_back(span[py::int_(0)].cast<int>(), span[py::int_(1)].cast<int>(),
+                                   span[py::int_(2)].cast<std::string>());
+        } catch (py::error_already_set&) {
+            PyErr_Clear();
+        }
+        found = known.emplace(file, std::move(spans)).first;
+    }
+    // The innermost span that holds the line: the last one listed (a nested function comes after
+    // its parent) among those that hold it.
+    std::string function = "<module>";
+    for (const auto& [first, last, name] : found->second)
+        if (first <= line && line <= last) function = name;
+    return function;
 }
 
 // The standard library's own files: the site of a cycle is the innermost frame outside it
@@ -142,8 +196,8 @@ class CyclicGarbageProbe final : public Probe {
                 break;
             }
             for (const FrameInfo& frame : made) {
-                finding.allocationSites.push_back({frame.file, frame.line, 0});
-                if (finding.allocationSites.size() == 5) break;
+                finding.frames.push_back(frame);
+                if (finding.frames.size() == 8) break;
             }
             if (made.empty()) {
                 where = limits_.traceSites ? ", made before tracemalloc started"

@@ -1370,8 +1370,13 @@ FrameCycles explainFrameCycles(const ObjectGraph& garbage, const Components& com
                      [&](const Finding& a, const Finding& b) { return pinnedInAll(a) > pinnedInAll(b); });
     if (!others.empty()) {
         std::vector<std::int64_t> bytes;
-        for (size_t set = firstShape; set < pinnedBy.size(); ++set)
-            bytes.push_back(pinnedBy[set].bytes);
+        for (size_t set = firstShape; set < pinnedBy.size(); ++set) {
+            // What its cycles pin in all: their objects and what those own (a NumPy array's data).
+            std::int64_t pinned = pinnedBy[set].bytes;
+            for (const auto& [kind, payload] : pinnedBy[set].payloadBytes)
+                pinned += payload;
+            bytes.push_back(pinned);
+        }
         for (const CycleShape& shape : finishShapes(garbage, components, shapes, bytes, 20, &result.otherShapes,
                                                     &result.otherObjects)) {
             std::string cycle;

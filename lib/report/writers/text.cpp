@@ -43,15 +43,14 @@ std::string displayPath(const std::string& file) {
 // innermost first) and the shape of its cycles.
 void writeLaunchFinding(std::string& out, const Finding& finding) {
     const bool scan = finding.kind == "cyclic-garbage";
-    if (!finding.allocationSites.empty())
-        out += scan ? "  made at (tracemalloc, innermost first):\n" : "  allocation sites (tracemalloc, the worst case):\n";
+    if (scan && !finding.frames.empty()) {
+        out += "  made at (tracemalloc, innermost first):\n";
+        for (const FrameInfo& frame : finding.frames)
+            out += fmt::format("    {}  {}:{}\n", frame.function, displayPath(frame.file), frame.line);
+    }
+    if (!finding.allocationSites.empty()) out += "  allocation sites (tracemalloc, the worst case):\n";
     for (const auto& site : finding.allocationSites) {
-        if (scan) {
-            out += fmt::format("    {}:{}\n", displayPath(site.file), site.line);
-        } else {
-            out += fmt::format("    {}:{}  {}\n", displayPath(site.file), site.line,
-                               blocksPerCall(site.blocksPerCall));
-        }
+        out += fmt::format("    {}:{}  {}\n", displayPath(site.file), site.line, blocksPerCall(site.blocksPerCall));
     }
     if (!finding.cycleShapes.empty())
         out += scan ? "  cycles in the garbage (scanner):\n" : "  cycles left per batch of calls (scanner):\n";

@@ -75,7 +75,9 @@ def visit(node, prefix):
         if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             name = prefix + child.name
             if not isinstance(child, ast.ClassDef):
-                spans.append((child.lineno, child.end_lineno or child.lineno, name))
+                # From the body's first line: the def line (and a decorator) runs in the
+                # enclosing scope, where the function object is made.
+                spans.append((child.body[0].lineno, child.end_lineno or child.lineno, name))
             visit(child, name + ".")
         else:
             visit(child, prefix)

@@ -221,6 +221,20 @@ void setPinnedFrames(Finding& finding, const ObjectGraph& garbage, NodeId culpri
     }
 }
 
+// A path longer than a person reads (a frame at the end of a linked list 300,000 nodes long) keeps
+// its first and last steps, with one step of kind "folded" between that says how many were left
+// out: every report that carries it stays small.
+constexpr size_t kPathStepsKept = 32;
+
+std::vector<PathStep> foldPath(std::vector<PathStep> steps) {
+    if (steps.size() <= 2 * kPathStepsKept + 1) return steps;
+    const size_t left = steps.size() - 2 * kPathStepsKept;
+    std::vector<PathStep> folded(steps.begin(), steps.begin() + kPathStepsKept);
+    folded.push_back(PathStep{"folded", fmt::format("... {} more steps ...", left), ""});
+    folded.insert(folded.end(), steps.end() - kPathStepsKept, steps.end());
+    return folded;
+}
+
 // Labels the node path [n0 .. nk], merging the steps a person reads as one: a closure cell
 // reached through `__closure__`, an attribute reached through `__dict__`.
 // `first`, when given, is the label of the first edge, already computed by the caller.
@@ -1258,7 +1272,7 @@ FrameCycles explainFrameCycles(const ObjectGraph& garbage, const Components& com
         PyObject* frame = garbage.object(culprit->frame);
         Finding finding;
         finding.kind = "frame-cycle";
-        finding.path = labelPath(garbage, culprit->cycle, std::move(culprit->firstLabel));
+        finding.path = foldPath(labelPath(garbage, culprit->cycle, std::move(culprit->firstLabel)));
         finding.locals = namesOnPath(finding.path);
         OwnedRef code = python::frameCode(reinterpret_cast<PyFrameObject*>(frame));
         auto key = std::make_pair(code.get(), fmt::format("{}", fmt::join(finding.locals, ",")));
@@ -1450,7 +1464,7 @@ std::vector<Finding> explainRetainedFrames(const RetainedFrames& input) {
         PyObject* object = heap.object(frame);
         setPinnedChain(finding, object);
         finding.root = path.empty() ? "an unknown holder" : input.nameRoot(heap.object(path.front()));
-        finding.path = labelPath(heap, path);
+        finding.path = foldPath(labelPath(heap, path));
         finding.locals = namesOnPath(finding.path);
         OwnedRef code = python::frameCode(reinterpret_cast<PyFrameObject*>(object));
         std::string route = renderRetention(finding.root, finding.path);

@@ -4,14 +4,17 @@
 usage: run_corpus.py --leakgate PATH [--python PY] [--table] [--jobs N] [--json FILE]
                      [--oracle-only] [CASE ...]
 
-Each case in cases/*.py is a driver script for a real, fixed frame/traceback retention bug in a
-PyPI package; its header names the package, the leaking and the fixed release, the Pythons on
-which the leaking release forms the cycle, and the culprit (the function the upstream fix changed).
+Each case in cases/*.py is a driver script for a real, fixed retention bug in a PyPI package:
+a frame or traceback in a reference cycle (kind `frame-cycle`, the default), or a cycle without a
+frame made again and again (kind `cyclic-garbage`); its header names the package, the leaking and
+the fixed release, the Pythons on which the leaking release forms the cycle, the culprit (the
+function the upstream fix changed) and, for the second sort, `# kind: cyclic-garbage`.
 For each case that applies to PY's version and each of the two releases: install the release
 (cached in $LEAKGATE_CACHE_DIR/realworld/<major.minor>/<pkg>-<ver>/, by default
 ~/.cache/leakgate/realworld/...), run the oracle (oracle.py:
-runpy under gc.disable(), then one DEBUG_SAVEALL collection, frames in gc.garbage), then
-`leakgate scan --json`. Both run on an isolated interpreter (a venv of PY without its
+runpy under gc.disable(), then one DEBUG_SAVEALL collection: frames in gc.garbage, and the shapes
+of the cycles without a frame, their instances and the bytes they pin), then `leakgate scan
+--json` (with --trace-sites for a cyclic-garbage case). Both run on an isolated interpreter (a venv of PY without its
 site-packages, cached beside the releases), so packages installed in PY do not leak into a case.
 
 Exit status: 0 when every case run has its leaking release judged leaking by both the oracle and
@@ -39,7 +42,8 @@ CACHE = os.environ.get("LEAKGATE_REALWORLD_CACHE") or os.path.join(
     or os.path.join(os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "leakgate"),
     "realworld")
 SKIP = 77
-HEADER = re.compile(r"^#\s*(package|leaking|fixed|python|culprit|extra):\s*(.+?)\s*$")
+HEADER = re.compile(r"^#\s*(package|leaking|fixed|python|culprit|extra|kind):\s*(.+?)\s*$")
+KINDS = ("frame-cycle", "cyclic-garbage")
 
 
 class Case:
@@ -65,6 +69,12 @@ class Case:
         self.fixed = self.fields["fixed"]
         self.culprit = self.fields["culprit"]
         self.extra = self.fields["extra"]
+        # frame-cycle: leakgate's frame-cycle check must fail, the oracle find a frame in the
+        # garbage; cyclic-garbage: a cycle without a frame, made once a call: leakgate's
+        # cyclic-garbage (or frame-cycle) check must fail, the oracle find a shape over the limits
+        self.kind = self.fields.get("kind", "frame-cycle")
+        if self.kind not in KINDS:
+            raise SystemExit("%s: kind %r is not one of %s" % (path, self.kind, ", ".join(KINDS)))
 
     def applies_to(self, version):
         """`# python: 3.11+` (3.11 and later), `3.12+`, or `3.11` (exactly), or a list `3.11 3.12`."""
@@ -172,11 +182,13 @@ def run_oracle(vpy, target, driver, workdir):
         return json.load(fh)
 
 
-def run_leakgate(leakgate, vpy, target, driver, workdir):
+def run_leakgate(leakgate, vpy, target, driver, workdir, kind="frame-cycle"):
     out = os.path.join(workdir, "leakgate.json")
     env = dict(os.environ, PYTHONPATH=target, PYTHONDONTWRITEBYTECODE="1")
-    cmd = [leakgate, "scan", "--json", out, "--python", vpy, "--quiet", "--no-color", "--",
-           driver]
+    # --trace-sites: a cyclic-garbage finding then says where its cycles are made (fix_site)
+    sites = ["--trace-sites"] if kind == "cyclic-garbage" else []
+    cmd = [leakgate, "scan", "--json", out, "--python", vpy, "--quiet", "--no-color"] + sites + [
+        "--", driver]
     try:
         proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=180,
                               cwd=os.path.dirname(driver))
@@ -188,6 +200,13 @@ def run_leakgate(leakgate, vpy, target, driver, workdir):
             data = json.load(fh)
         result["findings"] = data.get("findings", [])
         result["checks"] = data.get("checks", [])
+        # a worker that died says why in its result (with --quiet, stderr is empty)
+        died = ["%s%s" % (r["error"].get("message", ""),
+                          (": " + r["error"]["stderr_tail"].strip()[-200:])
+                          if r["error"].get("stderr_tail") else "")
+                for r in data.get("results", []) if isinstance(r.get("error"), dict)]
+        if died and proc.returncode not in (0, 1):
+            result["error"] = "exit %d: %s" % (proc.returncode, "; ".join(died))
     else:
         result["error"] = "no JSON (rc %d): %s" % (proc.returncode, proc.stderr.strip()[-300:])
     if proc.returncode not in (0, 1):
@@ -206,17 +225,56 @@ def culprit_matches(expected, found):
     return a[-n:] == b[-n:]
 
 
+def function_at(path, line):
+    """The qualified name of the innermost function whose body holds `line` of the file at `path`
+    (`serialize`, `ManagedResource._free_native_ptr`, `f.<locals>.g`), or "". A `def` line and
+    its decorators belong to the enclosing function, which runs them."""
+    import ast
+    try:
+        with open(path, encoding="utf-8") as fh:
+            tree = ast.parse(fh.read())
+    except (OSError, SyntaxError, ValueError):
+        return ""
+    best = ""
+
+    def walk(node, prefix):
+        nonlocal best
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                name = prefix + child.name
+                if child.body and child.body[0].lineno <= line <= child.end_lineno:
+                    best = name
+                    walk(child, name + ".<locals>.")
+            elif isinstance(child, ast.ClassDef):
+                if child.lineno <= line <= child.end_lineno:
+                    walk(child, prefix + child.name + ".")
+            else:
+                walk(child, prefix)
+
+    walk(tree, "")
+    return best
+
+
 def named_culprit(finding):
     """The function a finding says to change: its fix site's (the function that binds the closing
-    local; for a closure cell, the enclosing function that owns it), else its culprit frame's."""
+    local; for a closure cell, the enclosing function that owns it), else its culprit frame's.
+    A cyclic-garbage finding's fix site (under --trace-sites) is a file and line where its cycles
+    are made, with no function: the function is read from the source there."""
     site = finding.get("fix_site") or {}
     if site.get("function"):
         return site["function"]
+    if finding.get("kind") == "cyclic-garbage":
+        if site.get("file") and site.get("line"):
+            return function_at(site["file"], int(site["line"]))
+        return ""
     return finding["frames"][0]["function"] if finding.get("frames") else ""
 
 
-def judge_leakgate(lg):
-    cycles = [f for f in lg["findings"] if f.get("kind") == "frame-cycle"]
+def judge_leakgate(lg, kind="frame-cycle"):
+    """leaking: exit 1 with a finding of the case's kind (for a cyclic-garbage case, a
+    cyclic-garbage or a frame-cycle finding); clean: exit 0."""
+    wanted = ("cyclic-garbage", "frame-cycle") if kind == "cyclic-garbage" else ("frame-cycle",)
+    cycles = [f for f in lg["findings"] if f.get("kind") in wanted]
     if lg["error"]:
         verdict = "error"
     elif lg["rc"] == 1 and cycles:
@@ -237,7 +295,7 @@ def run_release(leakgate, py, vpy, mm, case, version):
     try:
         row["oracle"] = run_oracle(vpy, target, case.path, workdir)
         if leakgate:
-            row["leakgate"] = run_leakgate(leakgate, vpy, target, case.path, workdir)
+            row["leakgate"] = run_leakgate(leakgate, vpy, target, case.path, workdir, case.kind)
         else:  # --oracle-only
             row["leakgate"] = {"rc": None, "error": None, "findings": [], "checks": [],
                                "skipped": True}
@@ -246,16 +304,33 @@ def run_release(leakgate, py, vpy, mm, case, version):
     return row
 
 
-def oracle_verdict(o):
+def oracle_verdict(o, kind="frame-cycle"):
+    """frame-cycle: leaking when a frame is in the garbage. cyclic-garbage: leaking when a shape
+    of cycle without a frame is over the limits (100 instances, 1 MiB), or a frame is in the
+    garbage."""
     if o.get("status") != "ok":
         return "error"
+    if kind == "cyclic-garbage":
+        return "leaking" if o.get("cycle_leaking") or o.get("leaking") else "clean"
     return "leaking" if o.get("leaking") else "clean"
+
+
+def oracle_why(o, kind):
+    if o.get("error"):
+        return o["error"]
+    frames = ", ".join(o.get("frames", [])[:4])
+    if kind == "cyclic-garbage":
+        w = o.get("cycle_worst") or {}
+        shape = "%d cycles of %s, %s" % (w.get("instances", 0), w.get("shape", "-"),
+                                         mib(w.get("bytes", 0)))
+        return "; ".join(x for x in (shape, frames) if x)
+    return frames
 
 
 def summarize(case, rows):
     """Per case: verdicts, culprit, locals, bytes; and the reasons it fails, if it does."""
     s = {"case": case.name, "package": case.package, "leaking_version": case.leaking,
-         "fixed_version": case.fixed, "culprit": case.culprit, "problems": []}
+         "fixed_version": case.fixed, "culprit": case.culprit, "kind": case.kind, "problems": []}
     for role, version in (("leaking", case.leaking), ("fixed", case.fixed)):
         row = rows[role]
         want = "leaking" if role == "leaking" else "clean"
@@ -263,15 +338,15 @@ def summarize(case, rows):
             s[role] = {"oracle": "n/a", "leakgate": "n/a"}
             s["problems"].append("%s %s: %s" % (case.name, version, row["install_error"]))
             continue
-        ov = oracle_verdict(row["oracle"])
+        ov = oracle_verdict(row["oracle"], case.kind)
         if row["leakgate"].get("skipped"):
             lv, cycles = "n/a", []
         else:
-            lv, cycles = judge_leakgate(row["leakgate"])
+            lv, cycles = judge_leakgate(row["leakgate"], case.kind)
         s[role] = {"oracle": ov, "leakgate": lv, "cycles": cycles, "oracle_raw": row["oracle"],
                    "leakgate_raw": row["leakgate"]}
         if ov != want:
-            extra = row["oracle"].get("error") or ", ".join(row["oracle"].get("frames", [])[:4])
+            extra = oracle_why(row["oracle"], case.kind)
             s["problems"].append("%s %s %s: oracle says %s, want %s (%s)"
                                  % (case.name, role, version, ov, want, extra))
         if lv != want and lv != "n/a":
@@ -288,13 +363,26 @@ def summarize(case, rows):
     s["match"] = culprit_matches(case.culprit, found)
     s["match_other"] = [i for i, f in enumerate(cycles) if i and culprit_matches(case.culprit, named_culprit(f))]
     s["locals"] = ", ".join(cycles[0].get("locals") or []) if cycles else ""
-    # The frame-cycle check's amount is the bytes of all its findings together (findings can
-    # pin the same objects, so their `bytes` do not add up).
+    check = "frame-cycle"
+    if case.kind == "cyclic-garbage" and cycles and cycles[0].get("kind") == "cyclic-garbage":
+        check = "cyclic-garbage"
+        # no local closes such a cycle: the column shows the shape (the types in the cycle)
+        shapes = cycles[0].get("cycle_shapes") or [{}]
+        s["locals"] = "cycle of [%s]" % shapes[0].get("types", "?")
+        s["lg_instances"] = int(shapes[0].get("count") or 0)
+    # The check's amount is the bytes of all its findings together (findings can pin the same
+    # objects, so their `bytes` do not add up); for cyclic-garbage, the bytes of the worst shape.
     amounts = [c.get("amount") for c in (leak.get("leakgate_raw") or {}).get("checks", [])
-               if c.get("name") == "frame-cycle" and c.get("amount") is not None]
+               if c.get("name") == check and c.get("amount") is not None]
     s["lg_bytes"] = int(amounts[0]) if amounts else max(
         [int(f.get("bytes") or 0) for f in cycles] or [0])
-    s["oracle_bytes"] = int((leak.get("oracle_raw") or {}).get("bytes") or 0)
+    oracle = leak.get("oracle_raw") or {}
+    if case.kind == "cyclic-garbage":
+        worst = oracle.get("cycle_worst") or {}
+        s["oracle_bytes"] = int(worst.get("bytes") or 0)
+        s["oracle_instances"] = int(worst.get("instances") or 0)
+    else:
+        s["oracle_bytes"] = int(oracle.get("bytes") or 0)
     s["n_cycles"] = len(cycles)
     return s
 
@@ -305,7 +393,8 @@ def mib(n):
 
 def print_table(summaries):
     print("| case | package | leaking→fixed | leaking: oracle/leakgate | fixed: oracle/leakgate "
-          "| culprit expected | culprit found | match | closing local | bytes (leakgate vs oracle) |")
+          "| culprit expected | culprit found | match | closing local (frame-cycle) or cycle shape "
+          "| bytes (leakgate vs oracle) |")
     print("|---|---|---|---|---|---|---|---|---|---|")
     for s in summaries:
         lk, fx = s.get("leaking", {}), s.get("fixed", {})
@@ -315,13 +404,21 @@ def print_table(summaries):
         if not s["match"] and s["match_other"]:
             match = "no (finding %s of %d)" % (",".join(str(i + 1) for i in s["match_other"]),
                                               s["n_cycles"])
-        print("| %s | %s | %s→%s | %s/%s | %s/%s | `%s` | `%s` | %s | %s | %s vs %s |" % (
+        print("| %s | %s | %s→%s | %s/%s | %s/%s | `%s` | `%s` | %s | %s | %s |" % (
             s["case"], s["package"], s["leaking_version"], s["fixed_version"],
             lk.get("oracle", "?"), lk.get("leakgate", "?"),
             fx.get("oracle", "?"), fx.get("leakgate", "?"),
             s["culprit"], s["found"] or "-", match,
-            ("`%s`" % s["locals"]) if s["locals"] else "-",
-            "n/a" if s["oracle_only"] else mib(s["lg_bytes"]), mib(s["oracle_bytes"])))
+            ("`%s`" % s["locals"]) if s["locals"] else "-", bytes_cell(s)))
+
+
+def bytes_cell(s):
+    lg = "n/a" if s["oracle_only"] else mib(s["lg_bytes"])
+    text = "%s vs %s" % (lg, mib(s["oracle_bytes"]))
+    if s.get("kind") == "cyclic-garbage":  # and the instances of the worst shape
+        text += " (%s vs %d cycles)" % ("n/a" if s["oracle_only"] else s.get("lg_instances", 0),
+                                        s.get("oracle_instances", 0))
+    return text
 
 
 def main():

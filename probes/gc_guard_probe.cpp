@@ -73,11 +73,18 @@ void clearAsTheCollectorDoes(PyObject* list, Py_ssize_t first) {
     for (Py_ssize_t i = first; i < size; ++i) {
         PyObject* object = PyList_GET_ITEM(list, i); // Borrowed reference
         if (PyFrame_Check(object)) {
-            // Explaining it read f_locals, which on 3.10 to 3.12 puts a dict of the locals on the
-            // frame after the collection: that dict is in no list, and the frame's tp_clear
-            // leaves it, so it would keep the frame (and what its locals hold) alive.
-            python::OwnedRef locals = python::frameLocals(object);
-            if (locals && PyDict_Check(locals.get())) PyDict_Clear(locals.get());
+            // Explaining it read f_locals, which on 3.10 to 3.12 puts a dict of a function's locals
+            // on its frame after the collection: that dict is in no list, and the frame's tp_clear
+            // leaves it, so it would keep the frame (and what its locals hold) alive. Only a
+            // function's (CO_OPTIMIZED) frame has such a dict of its own: a module's or a class
+            // body's f_locals is the live namespace (a module's globals), never to be touched.
+            python::OwnedRef code = python::frameCode(reinterpret_cast<PyFrameObject*>(object));
+            const bool function =
+                code && (reinterpret_cast<PyCodeObject*>(code.get())->co_flags & CO_OPTIMIZED) != 0;
+            if (function) {
+                python::OwnedRef locals = python::frameLocals(object);
+                if (locals && PyDict_Check(locals.get())) PyDict_Clear(locals.get());
+            }
             PyErr_Clear();
         }
         if (inquiry clear = Py_TYPE(object)->tp_clear) {

@@ -1336,15 +1336,13 @@ FrameCycles explainFrameCycles(const ObjectGraph& garbage, const Components& com
         finding.bytes = pinned.bytes;
         finding.payloadBytes = pinned.payloadBytes;
         finding.summary = describeCycle(finding, group.throughOwnLocals);
-        if (!owned.empty()) {
-            finding.payloadHolders = payloadHolders(garbage, group.shown, owned);
-            finding.summary += describeHolders(finding);
-        }
+        if (!owned.empty()) finding.payloadHolders = payloadHolders(garbage, group.shown, owned);
         if (!group.mechanism.empty()) {
             finding.summary += fmt::format(", closed by {}{}", group.mechanism,
                                            group.mechanismLocal.empty() ? "" : " with its " + group.mechanismLocal);
         }
         if (group.occurrences > 1) finding.summary += fmt::format(" ({} instances)", group.occurrences);
+        finding.summary += describeHolders(finding); // what it pins that sys.getsizeof does not see
         result.instances += group.occurrences;
         finding.fix = fixFor(finding);
         if (group.contextManagerGenerator) {

@@ -114,10 +114,16 @@ class DeviceMemoryProbe final : public Probe {
     }
 
     void afterReturn(WorkloadResult&) override {
-        if (lazy_ && cuda::DeviceBuffer::buffersAllocated() == allocatedBefore_) {
-            if (programUsesCuda()) programAfterReturn_ = readProgram();
-            return;
+        // No sentinel placed: the program's own memory, where it uses CUDA (a region or a test of
+        // the plugin as much as a scanned script).
+        // Where leakgate started CUDA itself (not lazy), only an allocator the program uses (torch's,
+        // CuPy's) says the program holds device memory; cuMemGetInfo is then read beside it.
+        const bool noSentinel = cuda::DeviceBuffer::buffersAllocated() == allocatedBefore_;
+        if (noSentinel && (!lazy_ || programUsesCuda())) {
+            ProgramReading reading = readProgram();
+            if (lazy_ || reading.torch || reading.cupy) programAfterReturn_ = std::move(reading);
         }
+        if (lazy_ && noSentinel) return;
         if (cuda::Driver::get().available()) afterReturn_ = read();
     }
 
@@ -130,6 +136,10 @@ class DeviceMemoryProbe final : public Probe {
             result.checks.push_back({"device-memory", Status::kSkip,
                                      "the program did not use CUDA and placed no device sentinel",
                                      std::nullopt});
+            return;
+        }
+        if (programAfterReturn_ && cuda::DeviceBuffer::buffersAllocated() == allocatedBefore_) {
+            judgeProgram(result);
             return;
         }
         cuda::Driver& driver = cuda::Driver::get();
@@ -283,7 +293,7 @@ class DeviceMemoryProbe final : public Probe {
     std::int64_t allocatedBefore_ = 0;
     Reading baseline_;
     Reading afterReturn_;
-    std::optional<ProgramReading> programAfterReturn_; // lazy, no sentinel: the program's own memory
+    std::optional<ProgramReading> programAfterReturn_; // no sentinel: the program's own memory
 };
 
 } // namespace

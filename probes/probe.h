@@ -63,8 +63,10 @@ std::unique_ptr<Probe> makeCyclicGarbageProbe(CycleLimits limits, std::shared_pt
 // measured code ran (the Python package measures inside a long-lived process, a test runner
 // that keeps the tracebacks of earlier failures).
 std::unique_ptr<Probe> makeRetainedFrameProbe(bool onlyNew = false);
-// Gives every sentinel the workload made a verdict (check `sentinels`).
-std::unique_ptr<Probe> makeSentinelProbe();
+// Gives every sentinel the workload made a verdict (check `sentinels`). `planned`: the fewest the
+// workload's own code places before the target's runs; fewer placed is `error` (the harness was
+// changed under it), never `skip`.
+std::unique_ptr<Probe> makeSentinelProbe(std::int64_t planned = 0);
 // What holds each of `objects` (borrowed, alive, tracked by the collector) after a collection:
 // the route from its nearest root, as `retained-frame` gives it for frames
 // ("module `keeps`._SCOPES[3]['payload']"), or "an unknown holder" (probes/retained_frame_probe.cpp).

@@ -48,6 +48,7 @@ std::vector<Holder> holdersOfNeverFreed(const std::vector<const TrackedSentinel*
 
 class SentinelProbe final : public Probe {
   public:
+    explicit SentinelProbe(std::int64_t planned) : planned_(planned) {}
     std::string_view name() const override { return "sentinels"; }
 
     void before() override { sentinelRegistry().clear(); }
@@ -101,6 +102,18 @@ class SentinelProbe final : public Probe {
         }
         size_t total = sentinelRegistry().size();
         sentinelRegistry().clear();
+        if (static_cast<std::int64_t>(total) < planned_) {
+            // leakgate's own code places these before any of the target's runs: fewer means that
+            // code was changed under it (a harness function or _leakgate.sentinel replaced).
+            result.checks.push_back(
+                {"sentinels", Status::kError,
+                 fmt::format("the workload places at least {} sentinels before the target's code runs and {} were "
+                             "placed: leakgate's harness was changed under it (a replaced harness function or "
+                             "_leakgate.sentinel), so nothing it placed is trusted",
+                             planned_, total),
+                 std::nullopt});
+            return;
+        }
         if (total == 0) {
             result.checks.push_back(
                 {"sentinels", Status::kSkip, "the workload placed no sentinel", std::nullopt});
@@ -150,6 +163,9 @@ class SentinelProbe final : public Probe {
         }
         result.checks.push_back({"sentinels", Status::kFail, reason, pinnedTotal});
     }
+
+  private:
+    std::int64_t planned_; // the fewest sentinels the workload places (0: it may place none)
 };
 
 } // namespace
@@ -192,8 +208,8 @@ void trackSentinel(PyObject* sentinel, std::string label, std::string kind, std:
     sentinelRegistry().push_back(std::move(tracked));
 }
 
-std::unique_ptr<Probe> makeSentinelProbe() {
-    return std::make_unique<SentinelProbe>();
+std::unique_ptr<Probe> makeSentinelProbe(std::int64_t planned) {
+    return std::make_unique<SentinelProbe>(planned);
 }
 
 } // namespace leakgate::probes

@@ -35,10 +35,12 @@ void reportTargetErrors(WorkloadResult& result, const py::list& errors, const ch
 // `onlyNewFrames`: retained-frame leaves out the frames already retained when the measurement
 // starts. The decorations' worker has imported the target by then, so a frame its import keeps is
 // the `import` workload's finding (measured there, inside a frame of its own), not a decoration's.
-probes::ProbeList gateProbes(bool onlyNewFrames) {
+// `plannedSentinels`: the frame sentinels harness.py's _hold places before it calls the target
+// (depth 1 to 3 per form in decorate: 6 a form; 1 in import).
+probes::ProbeList gateProbes(bool onlyNewFrames, std::int64_t plannedSentinels) {
     probes::ProbeList probes;
     probes.push_back(probes::makeGcGuardProbe());
-    probes.push_back(probes::makeSentinelProbe());
+    probes.push_back(probes::makeSentinelProbe(plannedSentinels));
     probes.push_back(probes::makeFrameCycleProbe());
     probes.push_back(probes::makeRetainedFrameProbe(onlyNewFrames));
     probes.push_back(probes::makeDeviceMemoryProbe());
@@ -98,7 +100,7 @@ WorkloadResult runDecorate(const WorkerSpec& spec) {
     py::list depths;
     for (int depth = 1; depth <= 3; ++depth)
         depths.append(depth);
-    auto probes = gateProbes(/*onlyNewFrames=*/true);
+    auto probes = gateProbes(/*onlyNewFrames=*/true, /*plannedSentinels=*/6 * static_cast<std::int64_t>(forms.size()));
     measure(
         result, probes,
         [&] {
@@ -115,7 +117,7 @@ WorkloadResult runImport(const WorkerSpec& spec) {
     py::module_ harness = loadHarness();
     const std::int64_t sentinelBytes = spec.sentinelBytes;
     configureDevice(result, harness, spec);
-    auto probes = gateProbes(/*onlyNewFrames=*/false);
+    auto probes = gateProbes(/*onlyNewFrames=*/false, /*plannedSentinels=*/1);
     measure(
         result, probes,
         [&] {

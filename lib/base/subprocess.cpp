@@ -193,27 +193,20 @@ ProcessOutcome runProcess(const ProcessSpec& spec) {
         return std::any_of(streams.begin(), streams.end(),
                            [&](const Stream& stream) { return stream.sink == &outcome.resultText; });
     };
-    while (!streams.empty()) {
-        auto now = std::chrono::steady_clock::now();
-        if (!doneAt && (reaped || (result && !resultOpen() && !outcome.resultText.empty()))) doneAt = now;
-        if (doneAt && now - *doneAt >= spec.grace) {
-            outcome.lingered = true;
-            break;
-        }
-        if (now >= deadline) {
-            outcome.timedOut = true;
-            break;
-        }
+    // One poll of the open streams, waiting at most `waitMs`; returns whether anything was read or
+    // closed.
+    auto pump = [&](long long waitMs) {
         std::vector<pollfd> fds;
         for (const auto& stream : streams)
             fds.push_back({stream.fd, POLLIN, 0});
-        auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now).count();
-        int ready = ::poll(fds.data(), fds.size(), static_cast<int>(std::min<long long>(left, 200)));
+        int ready = ::poll(fds.data(), fds.size(), static_cast<int>(waitMs));
         if (ready < 0 && errno != EINTR) {
             throw EnvironmentError(fmt::format("poll failed: {}", std::strerror(errno)));
         }
+        bool moved = false;
         for (size_t i = fds.size(); i-- > 0;) {
             if (!(fds[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
+            moved = true;
             ssize_t got = ::read(fds[i].fd, buffer.data(), buffer.size());
             if (got > 0) {
                 Stream& stream = streams[i];
@@ -226,6 +219,25 @@ ProcessOutcome runProcess(const ProcessSpec& spec) {
                 streams.erase(streams.begin() + static_cast<long>(i));
             }
         }
+        return moved;
+    };
+    while (!streams.empty()) {
+        auto now = std::chrono::steady_clock::now();
+        if (!doneAt && (reaped || (result && !resultOpen() && !outcome.resultText.empty()))) doneAt = now;
+        if (doneAt && now - *doneAt >= spec.grace) {
+            outcome.lingered = true;
+            break;
+        }
+        if (now >= deadline) {
+            // What already arrived is read first: leakgate itself may have been stopped (Ctrl-Z,
+            // SIGSTOP) past the deadline while a whole result waited in the pipe.
+            for (int round = 0; round < 1024 && !streams.empty() && pump(0); ++round) {
+            }
+            if (!(result && !resultOpen() && !outcome.resultText.empty())) outcome.timedOut = true;
+            break;
+        }
+        auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now).count();
+        pump(std::min<long long>(left, 200));
         // A grandchild may hold the pipes open after the worker exits: once the worker is gone,
         // its group goes too.
         if (!reaped && ::waitpid(pid, &status, WNOHANG) == pid) {

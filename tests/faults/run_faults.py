@@ -8,7 +8,7 @@ A case is a Python file (the script or target the fault lives in) whose header s
   # run: ARGS                         leakgate's arguments; {script} and {dir} are replaced (required)
   # exit: N                           the exit code (required)
   # name: FILE                        the file name to give the case (backslash escapes are bytes)
-  # send: SIGNAL SECONDS              send SIGNAL to leakgate after SECONDS
+  # send: SIGNAL SECONDS              send SIGNAL to leakgate SECONDS after its start (may repeat)
   # text: WORDS                       in leakgate's stdout or stderr (may repeat)
   # text-absent: WORDS                not in them (may repeat)
   # absent: PATH                      must not exist afterwards (may repeat)
@@ -37,7 +37,7 @@ KEYS = {"fault", "run", "exit", "name", "send", "text", "text-absent", "absent",
 
 
 def read_case(path):
-    case = {"file": os.path.basename(path), "text": [], "text-absent": [], "absent": []}
+    case = {"file": os.path.basename(path), "text": [], "text-absent": [], "absent": [], "send": []}
     with open(path, encoding="utf-8") as f:
         for line in f:
             if not line.startswith("# ") or ":" not in line:
@@ -95,9 +95,8 @@ def run_case(leakgate, path):
         started = time.monotonic()
         process = subprocess.Popen([os.fsencode(leakgate), *args], cwd=directory, env=env,
                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
-        if "send" in case:
-            signame, seconds = case["send"].split()
-            time.sleep(float(seconds))
+        for signame, seconds in sorted((send.split() for send in case["send"]), key=lambda s: float(s[1])):
+            time.sleep(max(0.0, started + float(seconds) - time.monotonic()))
             process.send_signal(getattr(signal, signame))
         try:
             stdout, stderr = process.communicate(timeout=240)

@@ -30,12 +30,32 @@ std::string statusWord(const TextOptions& options, Status status) {
     return "?";
 }
 
+// A name as a terminal may show it: control characters (a carriage return that would overwrite the
+// line, an escape sequence that would recolour it) written as Python writes them in a repr.
+std::string printable(const std::string& text) {
+    std::string out;
+    for (unsigned char c : text) {
+        if (c >= 0x20 && c != 0x7f) {
+            out += static_cast<char>(c);
+        } else if (c == '\n') {
+            out += "\\n";
+        } else if (c == '\r') {
+            out += "\\r";
+        } else if (c == '\t') {
+            out += "\\t";
+        } else {
+            out += fmt::format("\\x{:02x}", c);
+        }
+    }
+    return out;
+}
+
 std::string displayPath(const std::string& file) {
-    if (file.empty() || file.front() == '<') return file;
+    if (file.empty() || file.front() == '<') return printable(file);
     std::error_code error;
     auto relative = std::filesystem::relative(file, std::filesystem::current_path(), error);
-    if (error || relative.empty() || relative.string().starts_with("../..")) return file;
-    return relative.string();
+    if (error || relative.empty() || relative.string().starts_with("../..")) return printable(file);
+    return printable(relative.string());
 }
 
 // A launch finding: the allocation sites tracemalloc named, or the shapes of the cycles left.

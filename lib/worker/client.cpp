@@ -86,7 +86,11 @@ std::vector<WorkloadResult> runWorkerProcess(const WorkerRequest& request) {
                         "or os.dup2() over it), so the worker sent no result and "
                         "wrote nothing into the file that took its number";
     } else {
-        error.message = fmt::format("the worker exited with status {} without a result",
+        // Exited by itself before the reads sent anything: the code under test ended the process
+        // (os._exit, sys.exit from a thread that was the last, an exec of another program).
+        error.message = fmt::format("the worker exited with status {} without a result (the code under test "
+                                    "ended the process before leakgate's reads: os._exit(), or os.execv() and "
+                                    "the like, which replace the worker)",
                                     outcome.exitCode.value_or(-1));
     }
     if (chain.size() > 1)

@@ -79,6 +79,17 @@ void joinThreadsAsPythonDoes() {
     if (modules.contains("threading")) py::module_::import("threading").attr("_shutdown")();
 }
 
+// The interval timers and the alarm the script left running are stopped when it ends: a handler
+// that fires during leakgate's reads (and raises) belongs to the script, not to the measurement.
+void stopTimers() {
+    py::dict modules = py::module_::import("sys").attr("modules");
+    if (!modules.contains("signal")) return;
+    py::module_ signal = py::module_::import("signal");
+    for (const char* timer : {"ITIMER_REAL", "ITIMER_VIRTUAL", "ITIMER_PROF"})
+        signal.attr("setitimer")(signal.attr(timer), 0);
+    signal.attr("alarm")(0);
+}
+
 void runExitHooks() {
     py::module_::import("atexit").attr("_run_exitfuncs")();
 }
@@ -162,6 +173,7 @@ WorkloadResult runScript(const WorkerSpec& spec) {
         if (!value) handleScriptException(result);
         py::module_::import("sys").attr("stdout").attr("flush")();
         joinThreadsAsPythonDoes();
+        stopTimers();
     });
     try {
         runExitHooks(); // it reports what a hook raises, as python does, and goes on

@@ -16,6 +16,7 @@ runs the measured call in a forked worker process: a crash or a hang there fails
 
 from __future__ import annotations
 
+import ctypes
 import json
 import os
 import select
@@ -190,12 +191,57 @@ def pytest_runtest_call(item: pytest.Item):
 
 # ---- the worker option -----------------------------------------------------------------------
 
+_PR_SET_CHILD_SUBREAPER = 36  # <linux/prctl.h>
+
+
+def _become_subreaper() -> None:
+    """What the test's processes leave behind in other sessions (a daemon's double fork and
+    setsid) is reparented to the worker, not to init, so that the worker can end it."""
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+    except (OSError, AttributeError):
+        pass
+
+
+def _end_descendants() -> None:
+    """Kills, with their process groups, the worker's children still alive when the test is done:
+    those it started and those it adopted as their subreaper, as the CLI does for its workers."""
+    me = os.getpid()
+    for _ in range(20):
+        found = False
+        for entry in os.listdir("/proc"):
+            if not entry.isdigit():
+                continue
+            try:
+                with open(f"/proc/{entry}/stat", "rb") as f:
+                    stat = f.read()
+                parent = int(stat[stat.rindex(b")") + 2:].split()[1])
+            except (OSError, ValueError, IndexError):
+                continue
+            if parent != me:
+                continue
+            found = True
+            pid = int(entry)
+            for kill in (lambda: os.killpg(pid, signal.SIGKILL), lambda: os.kill(pid, signal.SIGKILL)):
+                try:
+                    kill()
+                except OSError:
+                    pass
+            try:
+                os.waitpid(pid, 0)
+            except ChildProcessError:
+                pass
+        if not found:
+            return
+
+
 def _child(pyfuncitem: pytest.Function, write_fd: int) -> None:
     """In the forked worker: the measured call, then one JSON message on `write_fd`."""
     try:
         os.setpgid(0, 0)  # its own group, so a timeout kills what it started too
     except OSError:
         pass
+    _become_subreaper()
     message: dict[str, Any]
     try:
         testargs = {name: pyfuncitem.funcargs[name] for name in pyfuncitem._fixtureinfo.argnames}
@@ -248,7 +294,10 @@ def _run_in_worker(pyfuncitem: pytest.Function, settings: Settings) -> dict:
         except BaseException:
             status = 70
         finally:
-            os._exit(status)
+            try:
+                _end_descendants()
+            finally:
+                os._exit(status)
     os.close(write_fd)
     chunks = []
     deadline = time.monotonic() + settings.timeout

@@ -1,6 +1,9 @@
 """The pytest plugin, through pytester in a fresh pytest process each: the marker, the fixture,
 --leakgate, the figures in JUnit XML, the worker option, and pytest's own collections."""
 
+import os
+import signal
+import time
 import xml.etree.ElementTree as ElementTree
 
 import pytest
@@ -230,6 +233,44 @@ def test_the_worker_option_keeps_every_other_result(pytester):
     cases = {case.get("name"): case for case in tree.iter("testcase")}
     assert {p.get("name"): p.get("value") for p in cases["test_leak_in_worker"].iter("property")}[
         "leakgate.frame_cycles"] == "1"
+
+
+DAEMON = """
+import os, sys, time
+import pytest
+
+@pytest.mark.leakgate(worker=True)
+def test_starts_a_daemon(tmp_path_factory):
+    if os.fork() == 0:          # the daemon idiom: fork, setsid, fork again, parent leaves
+        os.setsid()
+        if os.fork() == 0:
+            with open(os.environ["DAEMON_PID_FILE"], "w") as f:
+                f.write(str(os.getpid()))
+            time.sleep(300)
+        os._exit(0)
+    for _ in range(200):
+        if os.path.exists(os.environ["DAEMON_PID_FILE"]):
+            break
+        time.sleep(0.05)
+"""
+
+
+def test_a_daemon_a_worker_test_starts_does_not_outlive_it(pytester, monkeypatch, tmp_path):
+    pid_file = tmp_path / "daemon.pid"
+    monkeypatch.setenv("DAEMON_PID_FILE", str(pid_file))
+    pytester.makepyfile(DAEMON)
+    run = pytester.runpytest_subprocess("-rA")
+    run.assert_outcomes(passed=1)
+    pid = int(pid_file.read_text())
+    for _ in range(50):  # a killed process is reaped by the worker before it exits
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            break
+        time.sleep(0.1)
+    else:
+        os.kill(pid, signal.SIGKILL)
+        raise AssertionError(f"the daemon {pid} the test started outlived pytest")
 
 
 def test_unittest_methods_are_measured_too(pytester):

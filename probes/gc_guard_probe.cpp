@@ -122,14 +122,19 @@ void explainForeignGarbage(Py_ssize_t collected) {
         ForeignCollection collection;
         collection.startedBy = g_watch.collectedAt;
         collection.objects = static_cast<std::int64_t>(saved.size());
+        bool explained = true;
         try {
             collection.cycles = scanner::explainGarbage(saved);
         } catch (py::error_already_set&) {
             PyErr_Clear();
+            explained = false;
         }
         collection.cycles.otherExamples.clear(); // they are freed below
-        g_watch.foreign.push_back(std::move(collection));
         clearAsTheCollectorDoes(list, g_watch.foreignFirst);
+        // Garbage freed unexplained is garbage lost: the collection stays one leakgate did not
+        // account for, so the measurement is invalid (invalidity()).
+        if (!explained) return;
+        g_watch.foreign.push_back(std::move(collection));
     }
     ++g_watch.foreignCaptured;
 }

@@ -187,6 +187,38 @@ std::unordered_set<PyObject*> setPinnedChain(Finding& finding, PyObject* culprit
     return seen;
 }
 
+// The memory a payload stands for: its key, or its object's own address (a sentinel's payload).
+std::uintptr_t memoryOf(const Payload& payload, PyObject* object) {
+    return payload.key ? payload.key : reinterpret_cast<std::uintptr_t>(object);
+}
+
+// Adds the payload of `object` to `total`: its memory once (`counted`), and what __sizeof__ already
+// counted (a NumPy owner's data) moved from the objects' bytes to the payloads.
+void addPayload(Footprint& total, std::unordered_set<std::uintptr_t>& counted, const Payload& payload,
+                PyObject* object) {
+    if (payload.inSizeof) total.bytes -= payload.bytes;
+    if (counted.insert(memoryOf(payload, object)).second) total.payloadBytes[payload.kind] += payload.bytes;
+}
+
+// Every node `start` reaches in `graph`, each once, breadth first: visit(from, node) for each but
+// `start` itself, `from` being the node whose edge reached it first.
+template <typename Visit>
+void walkFrom(const ObjectGraph& graph, NodeId start, Visit&& visit) {
+    std::vector<bool> seen(graph.size(), false);
+    std::deque<NodeId> pending{start};
+    seen[start] = true;
+    while (!pending.empty()) {
+        NodeId node = pending.front();
+        pending.pop_front();
+        for (NodeId next : graph.successors(node)) {
+            if (seen[next]) continue;
+            seen[next] = true;
+            pending.push_back(next);
+            visit(node, next);
+        }
+    }
+}
+
 // The frames a cycle pins: the culprit, its f_back chain, then every other frame in the garbage
 // that the culprit's frame reaches (through a traceback's tb_frame, a generator, a local), each
 // with the edge that reaches it first, breadth first. leakgate's own frames are counted, not
@@ -196,29 +228,19 @@ void setPinnedFrames(Finding& finding, const ObjectGraph& garbage, NodeId culpri
     std::unordered_set<PyObject*> listed = setPinnedChain(finding, culprit);
     for (size_t i = 1; i < finding.frames.size(); ++i)
         finding.frames[i].heldBy = "f_back";
-    std::vector<bool> seen(garbage.size(), false);
-    std::deque<NodeId> pending{culpritNode};
-    seen[culpritNode] = true;
-    while (!pending.empty()) {
-        NodeId node = pending.front();
-        pending.pop_front();
-        for (NodeId next : garbage.successors(node)) {
-            if (seen[next]) continue;
-            seen[next] = true;
-            pending.push_back(next);
-            PyObject* object = garbage.object(next);
-            if (!PyFrame_Check(object) || listed.contains(object)) continue;
-            listed.insert(object);
-            if (isHarnessFrame(object)) {
-                ++finding.harnessFrames;
-                continue;
-            }
-            PyObject* from = garbage.object(node);
-            FrameInfo info = frameInfo(object);
-            info.heldBy = fmt::format("{} of {}", labelEdge(from, object).label, describeObject(from));
-            finding.frames.push_back(std::move(info));
+    walkFrom(garbage, culpritNode, [&](NodeId node, NodeId next) {
+        PyObject* object = garbage.object(next);
+        if (!PyFrame_Check(object) || listed.contains(object)) return;
+        listed.insert(object);
+        if (isHarnessFrame(object)) {
+            ++finding.harnessFrames;
+            return;
         }
-    }
+        PyObject* from = garbage.object(node);
+        FrameInfo info = frameInfo(object);
+        info.heldBy = fmt::format("{} of {}", labelEdge(from, object).label, describeObject(from));
+        finding.frames.push_back(std::move(info));
+    });
 }
 
 // A path longer than a person reads (a frame at the end of a linked list 300,000 nodes long) keeps
@@ -436,10 +458,7 @@ std::vector<PayloadHolder> payloadHolders(const ObjectGraph& garbage, NodeId cul
     auto payloadIn = [&](PyObject* value, Candidate& candidate) {
         auto add = [&](PyObject* object) {
             auto found = payloads.find(object);
-            if (found == payloads.end()) return;
-            const std::uintptr_t key =
-                found->second.key ? found->second.key : reinterpret_cast<std::uintptr_t>(object);
-            candidate.memories.emplace(key, &found->second);
+            if (found != payloads.end()) candidate.memories.emplace(memoryOf(found->second, object), &found->second);
         };
         add(value);
         if (PyList_Check(value) || PyTuple_Check(value)) {
@@ -459,25 +478,14 @@ std::vector<PayloadHolder> payloadHolders(const ObjectGraph& garbage, NodeId cul
         }
     };
     std::vector<Candidate> candidates;
-    std::vector<bool> seen(garbage.size(), false);
-    std::deque<NodeId> pending{culprit};
-    seen[culprit] = true;
-    while (!pending.empty()) {
-        NodeId node = pending.front();
-        pending.pop_front();
-        for (NodeId next : garbage.successors(node)) {
-            if (!seen[next]) {
-                seen[next] = true;
-                pending.push_back(next);
-            }
-        }
+    auto readFrame = [&](NodeId node) {
         PyObject* frame = garbage.object(node);
-        if (!PyFrame_Check(frame) || isHarnessFrame(frame)) continue;
+        if (!PyFrame_Check(frame) || isHarnessFrame(frame)) return;
         OwnedRef locals = python::frameLocals(frame);
         OwnedRef items = locals ? own(PyMapping_Items(locals.get())) : OwnedRef();
         if (!items || !PyList_Check(items.get())) {
             PyErr_Clear();
-            continue;
+            return;
         }
         OwnedRef code = python::frameCode(reinterpret_cast<PyFrameObject*>(frame));
         const auto* raw = reinterpret_cast<PyCodeObject*>(code.get());
@@ -502,7 +510,9 @@ std::vector<PayloadHolder> payloadHolders(const ObjectGraph& garbage, NodeId cul
             }
             candidates.push_back(std::move(candidate));
         }
-    }
+    };
+    readFrame(culprit);
+    walkFrom(garbage, culprit, [&](NodeId, NodeId next) { readFrame(next); });
     std::vector<PayloadHolder> holders;
     std::unordered_set<std::uintptr_t> named;
     while (holders.size() < 3) {
@@ -660,12 +670,8 @@ Footprint footprint(const ObjectGraph& graph, std::span<const NodeId> sources,
     std::unordered_set<std::uintptr_t> counted; // Payload::key: views of one storage count it once
     auto payloadOf = [&](PyObject* object) {
         if (!payloads) return;
-        auto found = payloads->find(object);
-        if (found == payloads->end()) return;
-        const Payload& payload = found->second;
-        if (payload.inSizeof) total.bytes -= payload.bytes;
-        if (counted.insert(payload.key ? payload.key : reinterpret_cast<std::uintptr_t>(object)).second)
-            total.payloadBytes[payload.kind] += payload.bytes;
+        if (auto found = payloads->find(object); found != payloads->end())
+            addPayload(total, counted, found->second, object);
     };
     auto own = [&](PyObject* leaf) {
         ++total.objects;
@@ -781,12 +787,9 @@ std::vector<Footprint> footprints(const ObjectGraph& graph, const Components& co
         if (!payloads) return;
         auto found = payloads->find(object);
         if (found == payloads->end()) return;
-        const Payload& payload = found->second;
-        const std::uintptr_t key = payload.key ? payload.key : reinterpret_cast<std::uintptr_t>(object);
         for (Mask bits = mask; bits != 0; bits &= bits - 1) {
             const size_t set = first + std::countr_zero(bits);
-            if (payload.inSizeof) totals[set].bytes -= payload.bytes;
-            if (counted[set].insert(key).second) totals[set].payloadBytes[payload.kind] += payload.bytes;
+            addPayload(totals[set], counted[set], found->second, object);
         }
     };
     auto add = [&](PyObject* object, Mask mask, size_t first) {

@@ -129,14 +129,15 @@ std::optional<Payload> read(PyObject* object, Kind kind) {
             memory.inSizeof = true;
             break;
         }
-        while (true) {
-            py::object next = py::getattr(base, "base", py::none());
-            if (next.is_none() || !isSubtypeOf(Py_TYPE(base.ptr()), "numpy", "ndarray")) break;
+        auto isArray = [](const py::object& object) { return kindOf(Py_TYPE(object.ptr())) == Kind::kNumpy; };
+        while (isArray(base)) {
+            py::object next = base.attr("base");
+            if (next.is_none()) break;
             base = next;
         }
         memory.key = reinterpret_cast<std::uintptr_t>(base.ptr());
         memory.kind = "host";
-        if (isSubtypeOf(Py_TYPE(base.ptr()), "numpy", "ndarray")) {
+        if (isArray(base)) {
             memory.bytes = base.attr("nbytes").cast<std::int64_t>();
         } else if (auto owned = ownedMemory(base.ptr())) {
             owned->inSizeof = false; // this view's __sizeof__ does not count it
@@ -146,11 +147,13 @@ std::optional<Payload> read(PyObject* object, Kind kind) {
         }
         break;
     }
-    case Kind::kCudaInterface: {
-        py::dict interface = handle.attr("__cuda_array_interface__");
+    case Kind::kCudaInterface:
+    case Kind::kArrayInterface: {
+        const bool device = kind == Kind::kCudaInterface;
+        py::dict interface = handle.attr(device ? "__cuda_array_interface__" : "__array_interface__");
         memory.bytes = interfaceBytes(interface);
         if (std::uintptr_t address = interfaceAddress(interface)) memory.key = address;
-        memory.kind = "device";
+        memory.kind = device ? "device" : "host";
         break;
     }
     case Kind::kDlpack: {
@@ -159,13 +162,6 @@ std::optional<Payload> read(PyObject* object, Kind kind) {
         py::tuple device = handle.attr("__dlpack_device__")();
         const int type = device[0].cast<int>();
         memory.kind = type == 1 || type == 3 ? "host" : "device";
-        break;
-    }
-    case Kind::kArrayInterface: {
-        py::dict interface = handle.attr("__array_interface__");
-        memory.bytes = interfaceBytes(interface);
-        if (std::uintptr_t address = interfaceAddress(interface)) memory.key = address;
-        memory.kind = "host";
         break;
     }
     case Kind::kMmap:

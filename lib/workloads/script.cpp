@@ -177,9 +177,8 @@ WorkloadResult runScript(const WorkerSpec& spec) {
     });
     try {
         runExitHooks(); // it reports what a hook raises, as python does, and goes on
-    } catch (py::error_already_set& error) {
-        error.restore();
-        PyErr_Clear();
+    } catch (py::error_already_set&) {
+        // atexit itself failed: the reads are done, and the hooks are the script's
     }
     if (!result.sentinels.empty() && !probes::foreignCollections().empty()) {
         // Such a collection cleared the weakrefs of the sentinels it found: their verdicts did not

@@ -7,8 +7,9 @@
 //   decorations-cyclic-garbage:  objects one DEBUG_SAVEALL collection finds (gc is off: a leak);
 //   decorations-retained:        blocks still allocated after that collection (kept reachable:
 //                                a cache or registry that grows with every decorated function).
-// A form is flagged when every run exceeds 0.01 per decoration; the gate then holds the target to
-// the reference's figure, as for the other decoration checks. The finding names the types of the
+// A form is flagged when every run exceeds the figure's rule (0.01 objects of cyclic garbage, 0.05
+// blocks retained, per decoration); the gate then holds the target to the reference's figure, as
+// for the other decoration checks. The finding names the types of the
 // objects each decoration leaves (gc-tracked objects alive after a full collection, per decoration).
 #include "lib/workloads/workload.h"
 
@@ -57,12 +58,20 @@ struct Figure {
     const char* check;
     const char* what;
     double (*of)(const CountedRun&);
+    double rule; // per decoration: a form is flagged when every run exceeds it
 };
+// The objects a collection finds are counted exactly (6.00 in every run of the 4.6.1 model). The
+// blocks still allocated after it are not: a run of the bundled frame-cycle model nets -7 to +7
+// blocks beside a clean decorator (its reference: 0 to 7), differently in every process (the
+// hash seed and the addresses decide where tables grow and which free-list entries are reused),
+// and one CI run kept 4 or more in each of its 5 runs. Its rule, 20 blocks in a run of 400, stays
+// above that and 14 times under the smallest real retention measured (0.70 per decoration).
+constexpr double kRetainedPerDecoration = 0.05;
 constexpr Figure kFigures[] = {
     {"decorations-cyclic-garbage", "objects entering cyclic garbage",
-     [](const CountedRun& run) { return run.run.cyclicGarbage; }},
+     [](const CountedRun& run) { return run.run.cyclicGarbage; }, kEpsilonPerCall},
     {"decorations-retained", "blocks still allocated after a full collection",
-     [](const CountedRun& run) { return run.retained; }},
+     [](const CountedRun& run) { return run.retained; }, kRetainedPerDecoration},
 };
 
 } // namespace
@@ -136,7 +145,7 @@ WorkloadResult runDecorations(const WorkerSpec& spec) {
                     for (const CountedRun& run : measured)
                         low = std::min(low, figure.of(run));
                     highest[figure.check] = std::max(highest[figure.check], low);
-                    if (low <= kEpsilonPerCall) continue;
+                    if (low <= figure.rule) continue;
                     record["flagged"].push_back(figure.check);
                     ++flagged[figure.check];
                     Worst& current = worst[figure.check];
@@ -157,7 +166,7 @@ WorkloadResult runDecorations(const WorkerSpec& spec) {
                 {figure.check, Status::kPass,
                  fmt::format("no more than {:.2f} {} per decoration in any of {} forms ({} runs of {} "
                              "distinct functions{})",
-                             kEpsilonPerCall, figure.what, forms.size(), runs, count,
+                             figure.rule, figure.what, forms.size(), runs, count,
                              classForms ? fmt::format(", or of {} instances of a decorated class", count)
                                         : std::string()),
                  amount});

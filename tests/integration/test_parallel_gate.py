@@ -8,9 +8,10 @@ it must change no status and no count. Two figures vary from run to run whatever
 compared within that variation: the soak's slope (RSS sampled in time; only its status is
 compared), values-bounded's kept blocks (90,004 to 90,006 over five -j 1 runs of the naive
 cache model: the allocator's own blocks come and go), within a thousandth, and
-decorations-retained's lowest run (0 on a quiet machine, 2 thousandths of a block per decoration,
-under one block in 400, in a CI run beside the suite's other gates), within 5 thousandths: half
-the 0.01-per-decoration rule, so a verdict can still not move.
+decorations-retained's lowest run (0 on a quiet machine; 10 thousandths of a block per
+decoration, 4 blocks in each run of 400, in one CI run beside the suite's other gates: every
+process nets its own -7 to +7 blocks per run), within 25 thousandths: half the check's
+0.05-per-decoration rule, so a verdict can still not move.
 """
 
 import json
@@ -41,7 +42,7 @@ def gate(jobs, target, *args):
 
 # Check -> how far its amount may move between two runs of the same -j, as (share of the larger
 # amount, amount): the larger of the two bounds (None: not compared).
-VARYING = {"soak-growth": None, "values-bounded": (1e-3, 0), "decorations-retained": (0, 5)}
+VARYING = {"soak-growth": None, "values-bounded": (1e-3, 0), "decorations-retained": (0, 25)}
 
 
 def verdicts(report, varying=VARYING):

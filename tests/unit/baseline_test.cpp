@@ -58,13 +58,19 @@ TEST(Baseline, EveryCheckKindFailsBeyondItsBudgetAndPassesWithinIt) {
     for (const char* check :
          {"decorate-sentinels", "decorate-frame-cycle", "import-retained-frame",
           "decorate-device-memory", "launch-allocations", "launch-net-blocks", "launch-cyclic-garbage",
-          "soak-growth", "device-allocations", "device-cyclic-garbage"}) {
+          "soak-growth", "device-allocations", "device-cyclic-garbage", "decorations-retained"}) {
         const std::int64_t budget = budgets.forCheck(check);
         EXPECT_EQ(judged(check, 1000, 1000 + budget + 1), Status::kFail) << check;
         EXPECT_EQ(judged(check, 1000, 1000 + budget), Status::kPass) << check;
         // A failing check that did not grow beyond the baseline passes: it is no regression.
         EXPECT_EQ(judged(check, 5000, 5000, Status::kFail), Status::kPass) << check;
     }
+}
+
+TEST(Baseline, DecorationsRetainedMayMoveByItsOwnNoise) {
+    // Its figure moves by up to 17 thousandths between processes that keep nothing.
+    EXPECT_EQ(defaultBudgets().forCheck("decorations-retained"), 50);
+    EXPECT_EQ(defaultBudgets().forCheck("decorations-cyclic-garbage"), 10);
 }
 
 TEST(Baseline, TheLaunchChecksRealFiguresAreCompared) {

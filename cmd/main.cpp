@@ -189,6 +189,17 @@ int run(int argc, char** argv) {
                      "cyclic-garbage: fail when one shape of cycle without a frame pins this many bytes")
         ->check(CLI::PositiveNumber)
         ->capture_default_str();
+    scanCommand
+        ->add_option("--held-entries", scan.heldEntries,
+                     "held-growth: fail when one library-held container gains this many entries while the "
+                     "program's code runs")
+        ->check(CLI::PositiveNumber)
+        ->capture_default_str();
+    scanCommand
+        ->add_option("--held-bytes", scan.heldBytes,
+                     "held-growth: fail when the entries one library-held container gains keep this many bytes")
+        ->check(CLI::PositiveNumber)
+        ->capture_default_str();
     scanCommand->add_flag("--trace-sites", scan.traceSites,
                           "Run the script under tracemalloc, so that cyclic-garbage says where its cycles are "
                           "made (slower)");

@@ -4,6 +4,7 @@
 
 #include "leakgate/explain.h"
 #include "leakgate/probe.h"
+#include "lib/scanner/object_graph.h"
 
 #include <memory>
 #include <span>
@@ -58,6 +59,14 @@ struct CycleLimits {
 // Judges those cycles (check `cyclic-garbage`): must come after the frame-cycle probe that fills
 // `others`, in the same probe list.
 std::unique_ptr<Probe> makeCyclicGarbageProbe(CycleLimits limits, std::shared_ptr<OtherCycles> others);
+// What the program's work left in containers a library holds (check `held-growth`): one holder
+// that gained at least `entries` entries, or whose gained entries keep at least `bytes`
+// (probes/held_growth_probe.cpp says what a holder is and what counts as the program's work).
+struct HeldLimits {
+    std::int64_t entries = 1000;
+    std::int64_t bytes = std::int64_t{64} << 20;
+};
+std::unique_ptr<Probe> makeHeldGrowthProbe(HeldLimits limits);
 // Explains every frame still alive that no thread runs and no generator owns
 // (check `retained-frame`). `onlyNew`: leave out the frames that were already retained before the
 // measured code ran (the Python package measures inside a long-lived process, a test runner
@@ -72,6 +81,13 @@ std::unique_ptr<Probe> makeSentinelProbe(std::int64_t planned = 0);
 // ("module `keeps`._SCOPES[3]['payload']"), or "an unknown holder" (probes/retained_frame_probe.cpp).
 // Call with the GIL held.
 std::vector<std::string> holdersOf(std::span<PyObject* const> objects);
+// The graph of `objects` (gc.get_objects(), which keeps them alive while the graph is used), and
+// each node's references from outside it: a positive count makes the node a root.
+struct HeapGraph {
+    scanner::ObjectGraph graph;
+    std::vector<std::int64_t> external;
+};
+HeapGraph heapGraph(const pybind11::list& objects);
 // A route with its positions left out, so that the objects kept by one list read as one holder:
 // "_SCOPES[3]['payload']" -> "_SCOPES[i]['payload']".
 std::string routeShape(const std::string& route);

@@ -61,12 +61,8 @@ class RootNamer {
     std::unordered_map<PyObject*, std::string> names_; // Borrowed keys: modules live on
 };
 
-// The graph of `objects` (gc.get_objects(), which keeps them alive while the graph is used), and
-// each node's references from outside it: a positive count makes the node a root.
-struct HeapGraph {
-    scanner::ObjectGraph graph;
-    std::vector<std::int64_t> external;
-};
+} // namespace
+
 HeapGraph heapGraph(const py::list& objects) {
     std::vector<PyObject*> heap; // Borrowed references
     heap.reserve(objects.size());
@@ -81,6 +77,8 @@ HeapGraph heapGraph(const py::list& objects) {
     }
     return out;
 }
+
+namespace {
 
 // The frames among `objects` (borrowed) that no thread runs and no generator owns.
 std::vector<PyObject*> framesOutsideCalls(const py::list& objects, size_t* liveFrames) {

@@ -43,6 +43,8 @@ Report runScan(const ScanOptions& options) {
     request.spec.cycleInstances = options.cycleInstances;
     request.spec.cycleBytes = options.cycleBytes;
     request.spec.traceSites = options.traceSites;
+    request.spec.heldEntries = options.heldEntries;
+    request.spec.heldBytes = options.heldBytes;
     request.timeout = options.timeout;
     request.forwardOutput = options.forwardOutput;
 

@@ -26,6 +26,9 @@ struct ScanOptions {
     std::int64_t cycleInstances = workloads::defaults::kCycleInstances;
     std::int64_t cycleBytes = workloads::defaults::kCycleBytes;
     bool traceSites = false;
+    // When a library-held container's growth is a finding (check `held-growth`).
+    std::int64_t heldEntries = workloads::defaults::kHeldEntries;
+    std::int64_t heldBytes = workloads::defaults::kHeldBytes;
 };
 
 // Throws UsageError when nothing can run (no such script, a Python of another version); a module

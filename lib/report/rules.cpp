@@ -35,6 +35,16 @@ constexpr Rule kRules[] = {
      "Make the back reference weak (weakref), break the cycle when the objects are done with, or build "
      "the object without one (ctypes: no cast() or pointer() per call).",
      kScanSection},
+    {"held-growth", Evidence::kObjectGraph, "HeldGrowth",
+     "A container a library holds grew with the program's work: a cache that never evicts, a registry.",
+     "A container that a library keeps for the life of the process (a module-level dict or list, a "
+     "functools.lru_cache, a class's registry) gained many entries while the program's own code ran, "
+     "not while modules were imported: nothing there is garbage, so no collection frees it, and it grows "
+     "for as long as the program does the same work.",
+     "Bound the container (a fixed-size LRU), hold its entries weakly (weakref.WeakValueDictionary, "
+     "WeakSet), key a cache by something that does not own the objects, or remove an entry when its "
+     "object is done with.",
+     kScanSection},
     {"launch-allocations", Evidence::kLaunchLoop, "LaunchAllocations",
      "A launch allocates more per scalar argument than the reference runtime.",
      "Each launch allocates more per scalar argument than the reference runtime: the packing of a "

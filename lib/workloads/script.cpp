@@ -164,6 +164,7 @@ WorkloadResult runScript(const WorkerSpec& spec) {
     probes.push_back(probes::makeCyclicGarbageProbe(
         {spec.cycleInstances, spec.cycleBytes, spec.traceSites}, others));
     probes.push_back(probes::makeRetainedFrameProbe());
+    probes.push_back(probes::makeHeldGrowthProbe({spec.heldEntries, spec.heldBytes}));
     // A script may place sentinels of its own (`_leakgate.sentinel`, `device_sentinel`, `track`):
     // they get verdicts, bytes by payload kind and the device memory they hold.
     probes.push_back(probes::makeSentinelProbe());

@@ -26,6 +26,8 @@ std::string serialize(const WorkerSpec& spec) {
                 {"cycle_instances", spec.cycleInstances},
                 {"cycle_bytes", spec.cycleBytes},
                 {"trace_sites", spec.traceSites},
+                {"held_entries", spec.heldEntries},
+                {"held_bytes", spec.heldBytes},
                 {"role", spec.role},
                 {"sentinel_bytes", spec.sentinelBytes},
                 {"device_sentinel_bytes", spec.deviceSentinelBytes},
@@ -90,6 +92,8 @@ WorkerSpec parseWorkerSpec(const std::string& text) {
                                                  "cycle_instances",
                                                  "cycle_bytes",
                                                  "trace_sites",
+                                                 "held_entries",
+                                                 "held_bytes",
                                                  "target",
                                                  "role",
                                                  "sentinel_bytes",
@@ -118,6 +122,8 @@ WorkerSpec parseWorkerSpec(const std::string& text) {
     read(in, "cycle_instances", spec.cycleInstances);
     read(in, "cycle_bytes", spec.cycleBytes);
     read(in, "trace_sites", spec.traceSites);
+    read(in, "held_entries", spec.heldEntries);
+    read(in, "held_bytes", spec.heldBytes);
     read(in, "role", spec.role);
     read(in, "sentinel_bytes", spec.sentinelBytes);
     read(in, "device_sentinel_bytes", spec.deviceSentinelBytes);

@@ -33,6 +33,9 @@ inline constexpr std::int64_t kSoakMaxGrowthBytes = 512ll << 20;
 // bytes pinned (docs/definitions.md, "Cyclic garbage").
 inline constexpr std::int64_t kCycleInstances = 100;
 inline constexpr std::int64_t kCycleBytes = 1 << 20;
+// scan: when a library-held container's growth during the program's work is a finding.
+inline constexpr std::int64_t kHeldEntries = 1000;
+inline constexpr std::int64_t kHeldBytes = std::int64_t{64} << 20;
 } // namespace defaults
 
 // A target as the harness imports it: a module name or a file path (exactly one).
@@ -56,6 +59,8 @@ struct WorkerSpec {
     std::int64_t cycleInstances = defaults::kCycleInstances; // scan: the cyclic-garbage limits
     std::int64_t cycleBytes = defaults::kCycleBytes;
     bool traceSites = false; // scan: run the script under tracemalloc, to say where cycles are made
+    std::int64_t heldEntries = defaults::kHeldEntries; // scan: the held-growth limits
+    std::int64_t heldBytes = defaults::kHeldBytes;
 
     std::optional<TargetRef> target; // gate workloads
     std::string role = "target";     // "target", or "reference": the baseline

@@ -49,7 +49,8 @@ import tempfile
 
 SKIP = 77
 SCHEMA = "leakgate/1"
-FINDING_KEYS = ("function", "local", "pins", "pins-held", "stored-by", "bound-at", "fix-in", "min-bytes")
+FINDING_KEYS = ("function", "local", "pins", "pins-held", "stored-by", "bound-at", "fix-in", "min-bytes",
+                "holder")
 
 _DIRECTIVE = re.compile(
     r"^\s*#\s*(expect|args)(?:\s*\(\s*python\s*(>=|<)\s*(\d+)\.(\d+)\s*\))?\s*:\s*(.*?)\s*$"
@@ -247,6 +248,8 @@ def finding_satisfies(finding: dict, exp: Expectation, co_name_only: bool) -> li
         elif key == "fix-in":  # the function of the fix site (a closure cell's: the enclosing one)
             site = finding.get("fix_site") if isinstance(finding.get("fix_site"), dict) else {}
             ok = function_matches(value, site.get("function"), co_name_only)
+        elif key == "holder":  # held-growth: the container that grew, as the finding names it
+            ok = finding.get("root") == value
         elif key == "stored-by":  # the function whose statement stores the frame on an attribute
             ok = f"stored by `{value}`" in str(finding.get("summary", ""))
         elif key == "pins-held":  # FUNCTION:EDGE, a pinned frame held by that edge first

@@ -1,6 +1,6 @@
 """Plain-Python oracle for the realworld corpus.
 
-usage: python oracle.py DRIVER [OUT.json]
+usage: python oracle.py [--held] DRIVER [OUT.json]
 
 Runs DRIVER as __main__ (runpy) under gc.disable(), after collecting what was garbage before it,
 then Python's own exit steps (threading._shutdown, the atexit callbacks), then one collection with
@@ -18,6 +18,12 @@ untracked objects, an ndarray's data: an owning array's __sizeof__ counts its bu
 followed to its base), each object counted once. `cycle_leaking` is true when one shape has at
 least CYCLE_INSTANCES instances or its instances pin at least CYCLE_BYTES, leakgate's default
 limits (`scan --cycle-instances`, `--cycle-bytes`).
+
+With --held (the cases of kind `held-growth`), after that collection it finds every
+functools.lru_cache function alive (gc.get_objects()) and its entries (cache_info().currsize);
+`held_leaking` is true when one has at least HELD_ENTRIES, leakgate's default limit (`scan
+--held-entries`); `held_worst` names the largest and the bytes clearing it frees: the summed
+sys.getsizeof of the tracked objects alive before cache_clear() and a collection, less after.
 """
 import atexit
 import gc
@@ -30,6 +36,7 @@ import types
 PAYLOAD_MIN = 1 << 20
 CYCLE_INSTANCES = 100
 CYCLE_BYTES = 1 << 20
+HELD_ENTRIES = 1000
 
 
 def _run(path):
@@ -127,9 +134,33 @@ def _cycles(garbage):
     return shapes
 
 
+def _tracked_bytes():
+    return sum(sys.getsizeof(o) for o in gc.get_objects())
+
+
+def _largest_cache():
+    """The lru_cache function with the most entries, and the bytes clearing it frees."""
+    import functools
+    lru = type(functools.lru_cache(None)(lambda: None))
+    caches = [o for o in gc.get_objects() if type(o) is lru]
+    if not caches:
+        return None
+    worst = max(caches, key=lambda c: c.cache_info().currsize)
+    entries = worst.cache_info().currsize
+    name = "%s.%s" % (getattr(worst, "__module__", "?"), getattr(worst, "__qualname__", "?"))
+    del caches
+    before = _tracked_bytes()
+    worst.cache_clear()
+    gc.collect()
+    return {"cache": name, "entries": entries, "bytes": max(0, before - _tracked_bytes())}
+
+
 def main():
-    path = sys.argv[1]
-    out = sys.argv[2] if len(sys.argv) > 2 else None
+    args = sys.argv[1:]
+    held = "--held" in args
+    args = [a for a in args if a != "--held"]
+    path = args[0]
+    out = args[1] if len(args) > 1 else None
     gc.collect()
     gc.disable()
     status, error = "ok", None
@@ -207,6 +238,10 @@ def main():
         "cycle_over": sorted(([k, v[0], v[1]] for k, v in over.items()),
                              key=lambda e: -e[2]),
     }
+    if held:
+        worst_cache = _largest_cache()
+        result["held_worst"] = worst_cache
+        result["held_leaking"] = bool(worst_cache and worst_cache["entries"] >= HELD_ENTRIES)
     text = json.dumps(result)
     if out:
         with open(out, "w") as fh:

@@ -6,7 +6,8 @@ usage: run_corpus.py --leakgate PATH [--python PY] [--table] [--jobs N] [--json 
 
 Each case in cases/*.py is a driver script for a real, fixed retention bug in a PyPI package:
 a frame or traceback in a reference cycle (kind `frame-cycle`, the default), or a cycle without a
-frame made again and again (kind `cyclic-garbage`); its header names the package, the leaking and
+frame made again and again (kind `cyclic-garbage`), or a container a library holds that grows with
+every call (kind `held-growth`: a cache that never evicts); its header names the package, the leaking and
 the fixed release, the Pythons on which the leaking release forms the cycle, the culprit (the
 function the upstream fix changed) and, for the second sort, `# kind: cyclic-garbage`.
 For each case that applies to PY's version and each of the two releases: install the release
@@ -43,7 +44,7 @@ CACHE = os.environ.get("LEAKGATE_REALWORLD_CACHE") or os.path.join(
     "realworld")
 SKIP = 77
 HEADER = re.compile(r"^#\s*(package|leaking|fixed|python|culprit|extra|kind):\s*(.+?)\s*$")
-KINDS = ("frame-cycle", "cyclic-garbage")
+KINDS = ("frame-cycle", "cyclic-garbage", "held-growth")
 
 
 class Case:
@@ -167,11 +168,12 @@ def pypi_reachable(py):
     return proc.returncode == 0
 
 
-def run_oracle(vpy, target, driver, workdir):
+def run_oracle(vpy, target, driver, workdir, kind="frame-cycle"):
     out = os.path.join(workdir, "oracle.json")
     env = dict(os.environ, PYTHONPATH=target, PYTHONDONTWRITEBYTECODE="1")
+    held = ["--held"] if kind == "held-growth" else []
     try:
-        proc = subprocess.run([vpy, ORACLE, driver, out], env=env, capture_output=True,
+        proc = subprocess.run([vpy, ORACLE] + held + [driver, out], env=env, capture_output=True,
                               text=True, timeout=180, cwd=os.path.dirname(driver))
     except subprocess.TimeoutExpired:
         return {"status": "error", "error": "oracle timed out", "leaking": False}
@@ -263,6 +265,8 @@ def named_culprit(finding):
     site = finding.get("fix_site") or {}
     if site.get("function"):
         return site["function"]
+    if finding.get("kind") == "held-growth":
+        return finding.get("root", "")
     if finding.get("kind") == "cyclic-garbage":
         if site.get("file") and site.get("line"):
             return function_at(site["file"], int(site["line"]))
@@ -273,7 +277,8 @@ def named_culprit(finding):
 def judge_leakgate(lg, kind="frame-cycle"):
     """leaking: exit 1 with a finding of the case's kind (for a cyclic-garbage case, a
     cyclic-garbage or a frame-cycle finding); clean: exit 0."""
-    wanted = ("cyclic-garbage", "frame-cycle") if kind == "cyclic-garbage" else ("frame-cycle",)
+    wanted = {"cyclic-garbage": ("cyclic-garbage", "frame-cycle"),
+              "held-growth": ("held-growth",)}.get(kind, ("frame-cycle",))
     cycles = [f for f in lg["findings"] if f.get("kind") in wanted]
     if lg["error"]:
         verdict = "error"
@@ -293,7 +298,7 @@ def run_release(leakgate, py, vpy, mm, case, version):
         return row
     workdir = tempfile.mkdtemp(prefix="leakgate-rw-%s-" % case.name)
     try:
-        row["oracle"] = run_oracle(vpy, target, case.path, workdir)
+        row["oracle"] = run_oracle(vpy, target, case.path, workdir, case.kind)
         if leakgate:
             row["leakgate"] = run_leakgate(leakgate, vpy, target, case.path, workdir, case.kind)
         else:  # --oracle-only
@@ -312,6 +317,8 @@ def oracle_verdict(o, kind="frame-cycle"):
         return "error"
     if kind == "cyclic-garbage":
         return "leaking" if o.get("cycle_leaking") or o.get("leaking") else "clean"
+    if kind == "held-growth":
+        return "leaking" if o.get("held_leaking") else "clean"
     return "leaking" if o.get("leaking") else "clean"
 
 
@@ -319,6 +326,9 @@ def oracle_why(o, kind):
     if o.get("error"):
         return o["error"]
     frames = ", ".join(o.get("frames", [])[:4])
+    if kind == "held-growth":
+        w = o.get("held_worst") or {}
+        return "largest lru_cache: %s, %s entries" % (w.get("cache", "-"), w.get("entries", 0))
     if kind == "cyclic-garbage":
         w = o.get("cycle_worst") or {}
         shape = "%d cycles of %s, %s" % (w.get("instances", 0), w.get("shape", "-"),
@@ -370,6 +380,9 @@ def summarize(case, rows):
         shapes = cycles[0].get("cycle_shapes") or [{}]
         s["locals"] = "cycle of [%s]" % shapes[0].get("types", "?")
         s["lg_instances"] = int(shapes[0].get("count") or 0)
+    if case.kind == "held-growth" and cycles:
+        check = "held-growth"
+        s["locals"] = "%s entries" % cycles[0].get("objects", 0)
     # The check's amount is the bytes of all its findings together (findings can pin the same
     # objects, so their `bytes` do not add up); for cyclic-garbage, the bytes of the worst shape.
     amounts = [c.get("amount") for c in (leak.get("leakgate_raw") or {}).get("checks", [])
@@ -377,7 +390,9 @@ def summarize(case, rows):
     s["lg_bytes"] = int(amounts[0]) if amounts else max(
         [int(f.get("bytes") or 0) for f in cycles] or [0])
     oracle = leak.get("oracle_raw") or {}
-    if case.kind == "cyclic-garbage":
+    if case.kind == "held-growth":
+        s["oracle_bytes"] = int((oracle.get("held_worst") or {}).get("bytes") or 0)
+    elif case.kind == "cyclic-garbage":
         worst = oracle.get("cycle_worst") or {}
         s["oracle_bytes"] = int(worst.get("bytes") or 0)
         s["oracle_instances"] = int(worst.get("instances") or 0)

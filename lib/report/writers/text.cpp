@@ -145,8 +145,15 @@ void writeFinding(std::string& out, const TextOptions& options, const Finding& f
         std::string payloads;
         for (const auto& [kind, bytes] : finding.payloadBytes)
             payloads += fmt::format(", and {} of {} memory", humanBytes(bytes), kind);
-        out += fmt::format("  pins {} object{}, about {}{}\n", finding.objects,
-                           finding.objects == 1 ? "" : "s", humanBytes(finding.bytes), payloads);
+        if (finding.kind == "held-growth") {
+            // Entries, not objects; and only what no other holder keeps too.
+            out += fmt::format("  holds {} new entr{} in `{}`, about {} that nothing else keeps{}\n",
+                               finding.objects, finding.objects == 1 ? "y" : "ies", finding.root,
+                               humanBytes(finding.bytes), payloads);
+        } else {
+            out += fmt::format("  pins {} object{}, about {}{}\n", finding.objects,
+                               finding.objects == 1 ? "" : "s", humanBytes(finding.bytes), payloads);
+        }
     }
     if (!plugin || !finding.fix.empty()) out += fmt::format("  fix:   {}\n", finding.fix);
 }

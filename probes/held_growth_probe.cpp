@@ -408,11 +408,14 @@ class HeldGrowthProbe final : public Probe {
             for (Py_ssize_t i = skip; i < PyList_GET_SIZE(container); ++i)
                 entries.push_back(PyList_GET_ITEM(container, i));
         } else if (PyAnySet_Check(container)) {
-            PyObject* key;
-            Py_hash_t hash;
-            Py_ssize_t position = 0;
-            while (_PySet_NextEntry(container, &position, &key, &hash))
-                entries.push_back(key);
+            // Through its iterator (C: no code of the program runs); the set keeps its elements.
+            OwnedRef iterator = own(PyObject_GetIter(container));
+            while (iterator) {
+                OwnedRef element = own(PyIter_Next(iterator.get()));
+                if (!element) break;
+                entries.push_back(element.get());
+            }
+            PyErr_Clear();
         } else {
             // A deque: its items through its iterator (no program code runs for a deque).
             OwnedRef items = own(PySequence_List(container));

@@ -11,6 +11,17 @@ namespace leakgate::probes {
 
 namespace py = pybind11;
 
+namespace {
+std::function<std::optional<std::string>()>& integrityCheck() {
+    static std::function<std::optional<std::string>()> check;
+    return check;
+}
+} // namespace
+
+void setIntegrityCheck(std::function<std::optional<std::string>()> check) {
+    integrityCheck() = std::move(check);
+}
+
 Measurement::Measurement(WorkloadResult& result, ProbeList& probes, std::string checkPrefix, Reads reads)
     : result_(result), probes_(probes), checkPrefix_(std::move(checkPrefix)), reads_(reads) {}
 
@@ -28,6 +39,13 @@ void Measurement::finish() {
     py::list garbage = collectorGarbage();
     // A probe that sets a new error (the gc guard) invalidates every check after it.
     bool invalid = false;
+    if (integrityCheck()) {
+        // Before any read: a replaced harness function decides what the reads would see.
+        if (std::optional<std::string> changed = integrityCheck()()) {
+            result_.error = WorkloadError{*changed, std::nullopt, ""};
+            invalid = true;
+        }
+    }
     auto read = [&](const std::function<void(Probe&)>& call) {
         for (auto& probe : probes_) {
             if (invalid) return;

@@ -6,7 +6,9 @@
 #include "leakgate/probe.h"
 #include "lib/scanner/object_graph.h"
 
+#include <functional>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -32,6 +34,11 @@ const std::vector<ForeignCollection>& foreignCollections();
 // garbage it finds is cleared by it, so a workload whose verdicts rest on sentinels (gate, the
 // package's regions) keeps it off; `scan` turns it on and errs only where its script placed one.
 void explainForeignCollections(bool on);
+// Something of leakgate's own that the code under test must not change (the harness's functions,
+// `_leakgate`'s): asked before the reads of every measurement; a message (what was changed) makes
+// the measurement `error`. One at a time: a new one replaces the last (each workload loads its
+// harness afresh); an empty function removes it.
+void setIntegrityCheck(std::function<std::optional<std::string>()> check);
 // Makes the workload an `error` at any read where the watch saw something that invalidates the
 // measurement: a collection it let run would free the very cycles we measure, so "clean" would
 // be a lie.

@@ -181,6 +181,7 @@ Session::Session() {
 
 Session::~Session() {
     sentinels_.clear(); // releases the weak references while the interpreter lives
+    setIntegrityCheck({}); // and the harness's seal (probes/probe.h)
     g_session = nullptr;
 }
 

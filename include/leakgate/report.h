@@ -128,6 +128,9 @@ struct WorkloadResult {
     std::vector<Finding> findings;
     std::vector<SentinelVerdict> sentinels;
     nlohmann::json details = nlohmann::json::object(); // workload-specific facts
+    // What the workload observed beside its checks, judged by none, each a sentence for a person
+    // ("the program's 2 atexit callbacks ran after the reads and freed ...").
+    std::vector<std::string> notes;
     double seconds = 0;
 
     bool ok() const { return !error.has_value(); }

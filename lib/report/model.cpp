@@ -386,6 +386,7 @@ void to_json(json& out, const WorkloadResult& result) {
                {"findings", result.findings},
                {"sentinels", result.sentinels},
                {"details", result.details},
+               {"notes", result.notes},
                {"seconds", result.seconds}};
 }
 
@@ -398,6 +399,7 @@ void from_json(const json& in, WorkloadResult& result) {
     if (in.contains("role")) in.at("role").get_to(result.role);
     if (in.contains("sentinels")) in.at("sentinels").get_to(result.sentinels);
     if (in.contains("details")) result.details = in.at("details");
+    if (in.contains("notes")) in.at("notes").get_to(result.notes);
     if (in.contains("seconds")) in.at("seconds").get_to(result.seconds);
 }
 

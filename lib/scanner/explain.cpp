@@ -1262,7 +1262,12 @@ FrameCycles explainFrameCycles(const ObjectGraph& garbage, const Components& com
         std::vector<NodeId> members;
         int occurrences = 0;
         NodeId shown = 0; // the culprit frame of the instance the report shows
+        // The first instances, (a member, the culprit frame) each: the one that pins the most is
+        // the one shown (compared among the first kComparedInstances only: one walk of the
+        // garbage for every 8).
+        std::vector<std::pair<NodeId, NodeId>> instances;
     };
+    constexpr size_t kComparedInstances = 32;
     std::map<std::pair<PyObject*, std::string>, Group> groups; // (culprit code, closing locals)
     std::vector<ComponentId> others;                           // cycles no frame closes
     for (ComponentId component = 0; component < components.count(); ++component) {
@@ -1311,6 +1316,8 @@ FrameCycles explainFrameCycles(const ObjectGraph& garbage, const Components& com
             }
         }
         group.members.push_back(components.members(component).front());
+        if (group.instances.size() < kComparedInstances)
+            group.instances.emplace_back(components.members(component).front(), culprit->frame);
     }
     FrameCycles result;
     // Every footprint of the explanation in one walk (their objects overlap: the frames reach
@@ -1330,6 +1337,35 @@ FrameCycles explainFrameCycles(const ObjectGraph& garbage, const Components& com
     const Payloads owned = findPayloads(garbage, payloads);
     std::vector<Footprint> pinnedBy = footprints(garbage, components, sourceSets, owned.empty() ? nullptr : &owned);
     result.total = pinnedBy.front();
+    // Where a group has several instances, the one shown is the one that pins the most (a training
+    // step's frames hold 3 GiB where an import's hold a few KiB): its chain and its payload holders.
+    std::vector<std::vector<NodeId>> instanceSets;
+    for (auto& [key, group] : groups)
+        if (group.instances.size() > 1)
+            for (const auto& [member, frame] : group.instances)
+                instanceSets.push_back({member});
+    if (!instanceSets.empty()) {
+        std::vector<Footprint> each = footprints(garbage, components, instanceSets, owned.empty() ? nullptr : &owned);
+        size_t next = 0;
+        for (auto& [key, group] : groups) {
+            if (group.instances.size() <= 1) continue;
+            auto weight = [](const Footprint& print) {
+                std::int64_t total = print.bytes;
+                for (const auto& [kind, bytes] : print.payloadBytes)
+                    total += bytes;
+                return total;
+            };
+            size_t best = 0;
+            for (size_t i = 1; i < group.instances.size(); ++i)
+                if (weight(each[next + i]) > weight(each[next + best])) best = i;
+            next += group.instances.size();
+            if (best == 0) continue;
+            group.shown = group.instances[best].second;
+            group.finding.frames.clear();
+            group.finding.harnessFrames = 0;
+            setPinnedFrames(group.finding, garbage, group.shown);
+        }
+    }
     std::vector<Finding>& findings = result.findings;
     size_t nextGroup = 1;
     for (auto& [key, group] : groups) {

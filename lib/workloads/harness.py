@@ -640,10 +640,19 @@ def scalar_types_of(module):
     return dict(getattr(module, "scalar_types", None) or {})
 
 
+def _fresh_reference():
+    """The reference runtime, imported afresh after the target: a copy of it that the code under
+    test imported (and may have changed) is dropped first. leakgate then checks that it came from
+    its own data and seals it (harness_loader.cpp, sealReference)."""
+    for name in [name for name in sys.modules if name == REFERENCE_MODULE or name.startswith(REFERENCE_MODULE + ".")]:
+        del sys.modules[name]
+    return importlib.import_module(REFERENCE_MODULE)
+
+
 def prepare_launch(spec):
     """The target's and the reference's scalar types, by name."""
     target = scalar_types_of(load_target(spec))
-    reference = scalar_types_of(importlib.import_module(REFERENCE_MODULE))
+    reference = scalar_types_of(_fresh_reference())
     return target, reference
 
 
@@ -691,7 +700,7 @@ def prepare_real_launch(spec):
 
 def reference_launch_call():
     """The reference runtime's packing of one Int32, as the echo-kernel reference launch packs it."""
-    types = scalar_types_of(importlib.import_module(REFERENCE_MODULE))
+    types = scalar_types_of(_fresh_reference())
     return launch_calls(types["Int32"], 7)[0]
 
 

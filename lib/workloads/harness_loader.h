@@ -7,6 +7,7 @@
 
 #include <pybind11/pybind11.h>
 
+#include <optional>
 #include <string>
 
 namespace leakgate::workloads {
@@ -22,6 +23,11 @@ inline constexpr const char* kHarnessModule = "_leakgate_harness";
 
 // The harness, with the reference runtime put on sys.path.
 pybind11::module_ loadHarness();
+
+// The reference runtime the harness imported afresh after the target (prepare_launch,
+// reference_launch_call): its modules must be leakgate's own files, and their functions and classes
+// join the harness's seal. Returns what is wrong (a module from elsewhere: the run is `error`).
+std::optional<std::string> sealReference();
 
 // The target of a spec as the harness takes it: {"module": name} or {"path": file}.
 pybind11::dict targetSpec(const WorkerSpec& spec);

@@ -138,6 +138,10 @@ WorkloadResult runRealLaunch(const WorkerSpec& spec) {
         reference.kernels = std::make_unique<cuda::EchoKernels>(image); // CudaError: the error
         reference.out = std::make_unique<cuda::DeviceBuffer>(64);
         reference.pack = harness.attr("reference_launch_call")();
+        if (std::optional<std::string> wrong = sealReference()) {
+            result.error = WorkloadError{*wrong, std::nullopt, ""};
+            return result;
+        }
     }
     // The DSL compiles here, before the probes' first read; a case's warm-up launches it first.
     py::list bodies;

@@ -43,6 +43,10 @@ std::optional<std::pair<py::dict, py::dict>> scalarTypesOrSkip(WorkloadResult& r
         result.error = targetImportError(error);
         return std::nullopt;
     }
+    if (std::optional<std::string> wrong = sealReference()) {
+        result.error = WorkloadError{*wrong, std::nullopt, ""};
+        return std::nullopt;
+    }
     if (types.first.empty()) {
         skipAll(result, checks, kNoScalarTypesReason);
         return std::nullopt;

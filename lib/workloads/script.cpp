@@ -4,13 +4,16 @@
 #include "lib/workloads/workload.h"
 
 #include "leakgate/errors.h"
+#include "lib/python/collector.h"
 #include "lib/python/compat.h"
 #include "lib/python/text.h"
+#include "lib/report/units.h"
 
 #include <pybind11/pybind11.h>
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -92,6 +95,25 @@ void stopTimers() {
 
 void runExitHooks() {
     py::module_::import("atexit").attr("_run_exitfuncs")();
+}
+
+// The objects the collector tracks and their summed sys.getsizeof: what the exit hooks free is the
+// difference across them.
+struct HeapTally {
+    std::int64_t objects = 0;
+    std::int64_t bytes = 0;
+};
+HeapTally tallyHeap() {
+    HeapTally tally;
+    py::list objects = python::collector::objects();
+    PyObject* getsizeof = PySys_GetObject("getsizeof"); // Borrowed reference
+    for (py::handle object : objects) {
+        ++tally.objects;
+        OwnedRef size = own(getsizeof ? PyObject_CallOneArg(getsizeof, object.ptr()) : nullptr);
+        if (size) tally.bytes += PyLong_AsLongLong(size.get());
+        PyErr_Clear();
+    }
+    return tally;
 }
 
 
@@ -176,10 +198,27 @@ WorkloadResult runScript(const WorkerSpec& spec) {
         joinThreadsAsPythonDoes();
         stopTimers();
     });
+    // The exit hooks run after the reads; what they free (a cache emptied, a collection) is told
+    // apart, as a note: the checks judged what the program held when its code ended.
+    const int callbacks = py::module_::import("atexit").attr("_ncallbacks")().cast<int>();
+    const HeapTally beforeHooks = callbacks > 0 ? tallyHeap() : HeapTally{};
     try {
         runExitHooks(); // it reports what a hook raises, as python does, and goes on
     } catch (py::error_already_set&) {
         // atexit itself failed: the reads are done, and the hooks are the script's
+    }
+    if (callbacks > 0) {
+        const HeapTally afterHooks = tallyHeap();
+        const std::int64_t objects = beforeHooks.objects - afterHooks.objects;
+        const std::int64_t bytes = beforeHooks.bytes - afterHooks.bytes;
+        result.details["exit_hooks"] = {{"callbacks", callbacks}, {"objects_freed", objects}, {"bytes_freed", bytes}};
+        if (objects > 0) {
+            result.notes.push_back(fmt::format(
+                "the {} atexit callback{} ran after the reads and freed {} tracked object{} ({}); the "
+                "checks above judged what the program held before them",
+                callbacks, callbacks == 1 ? "" : "s", objects, objects == 1 ? "" : "s",
+                humanBytes(std::max<std::int64_t>(bytes, 0))));
+        }
     }
     if (!result.sentinels.empty() && !probes::foreignCollections().empty()) {
         // Such a collection cleared the weakrefs of the sentinels it found: their verdicts did not

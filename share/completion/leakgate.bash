@@ -27,7 +27,7 @@ _leakgate() {
         merge)  options="$global --json --junit --sarif --html -q --quiet --color --no-color" ;;
         "cache list")  options="-h --help" ;;
         "cache prune") options="-h --help --keep-wheels --older-than" ;;
-        scan)   options="$global $outputs -m --cycle-instances --cycle-bytes --trace-sites" ;;
+        scan)   options="$global $outputs -m --cycle-instances --cycle-bytes --held-entries --held-bytes --trace-sites" ;;
         gate)   options="$global $outputs --target --checks --sentinel-mib --device-sentinel-mib
                          --soak-steps --soak-seconds --soak-max-mib -j --jobs --baseline --budgets --launch-calls --launch-runs
                          --probe --lint --distinct-values" ;;

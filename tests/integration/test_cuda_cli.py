@@ -199,7 +199,7 @@ class ScanOfAScriptsOwnSentinels(unittest.TestCase):
     def test_a_script_without_sentinels_has_no_sentinel_checks(self):
         script = os.path.join(HERE, "..", "..", "fixtures", "scan", "leak_exception_kept_in_local.py")
         _, report = scan(script, LEAKGATE_LIBCUDA=FAKE_LIBCUDA)
-        self.assertEqual(sorted(checks_of(report)), ["cyclic-garbage", "frame-cycle", "retained-frame"])
+        self.assertEqual(sorted(checks_of(report)), ["cyclic-garbage", "frame-cycle", "held-growth", "retained-frame"])
 
 
 if __name__ == "__main__":

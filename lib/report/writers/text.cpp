@@ -225,6 +225,8 @@ std::string reportText(const Report& report, const TextOptions& options) {
             if (!result.error->stderrTail.empty()) writeStderrTail(out, result.error->stderrTail);
         }
         if (!result.sentinels.empty()) writeSentinels(out, result.sentinels);
+        for (const std::string& note : result.notes)
+            out += fmt::format("  note: {}\n", printable(note));
         // The reference is the baseline: its findings are in the JSON, its checks say enough here.
         if (result.role != "reference") {
             for (const auto& finding : result.findings)

@@ -3,6 +3,7 @@
 # exit: 1
 # text: retained-frame
 # text: _CACHE
+# text: ran after the reads and freed
 import atexit
 import sys
 

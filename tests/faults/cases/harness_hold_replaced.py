@@ -1,6 +1,6 @@
 # fault: a target replaces, at import, the harness function that places the workload's sentinels (issue 42, item 2)
 # run: gate --target {script} --checks decorate
-# exit: 1
+# exit: 3
 # text: leakgate's harness was changed under it
 # text: ERROR decorate-sentinels
 import sys

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Benchmark P2 (docs/performance.md): how soon each method sees the per-launch ctypes churn of
+"""Benchmark P2 (docs/notes/performance.md): how soon each method sees the per-launch ctypes churn of
 fixtures/targets/launch/uncached_packer.py, and whether the launch check ever flags the reference.
 
     python3 bench/detection_bench.py --leakgate build/leakgate [--reference-calls 1e6]

@@ -1,4 +1,4 @@
-"""A garbage heap of a chosen size for the P1 scan benchmark (docs/performance.md).
+"""A garbage heap of a chosen size for the P1 scan benchmark (docs/notes/performance.md).
 
 The shape is a program that decorates kernels while it works, with gc.disable():
 

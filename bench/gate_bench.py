@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Benchmark P3 (docs/performance.md): the whole gate on bundled targets against a bare worker
+"""Benchmark P3 (docs/notes/performance.md): the whole gate on bundled targets against a bare worker
 that only imports the target.
 
     python3 bench/gate_bench.py --leakgate build/leakgate [--repeat 3]

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Benchmark P5 (docs/performance.md): `leakgate lint` of one large generated Python file, against
+"""Benchmark P5 (docs/notes/performance.md): `leakgate lint` of one large generated Python file, against
 a bare `ast.parse` of the same file, at doubling sizes.
 
     python3 bench/lint_bench.py --leakgate build/leakgate [--sizes 1,2,4] [--rounds 3]

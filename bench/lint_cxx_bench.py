@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Benchmark (docs/performance.md, P5): `leakgate lint` of C extension sources with Python.h
+"""Benchmark (docs/notes/performance.md, P5): `leakgate lint` of C extension sources with Python.h
 parsed once per command line (a precompiled header of the files' common opening) against parsed
 for every file (`LEAKGATE_NO_PRECOMPILED_HEADER=1`).
 
@@ -8,7 +8,7 @@ for every file (`LEAKGATE_NO_PRECOMPILED_HEADER=1`).
 Without PATHs the corpus is generated: FILES extension modules of a few dozen functions each, every
 one opening as most do (`#define PY_SSIZE_T_CLEAN` then `#include <Python.h>`, a third without the
 define), a quarter of them keeping a caller's frame so that there are findings to compare. With
-PATHs those files are linted instead (real sources: see docs/performance.md for the sdists used).
+PATHs those files are linted instead (real sources: see docs/notes/performance.md for the sdists used).
 The two runs of a pair go one after the other, in fresh processes (interleaved pairs: a shared
 machine's load falls on both), and each pair's JSON reports must hold the same findings and the same
 files not parsed, or the benchmark fails. Printed: each side's seconds (median, min to max) and

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Benchmark P3, round 2 (docs/performance.md): `-j N` against `-j 1`, and lint against a bare
+"""Benchmark P3, round 2 (docs/notes/performance.md): `-j N` against `-j 1`, and lint against a bare
 parse of the same files, as ratios taken pair by pair (A, B, A, B...: the machine's drift moves
 both sides of a pair alike), printed as median and min-max.
 

@@ -1,4 +1,4 @@
-// P4 (docs/performance.md): what the allocation probe (probes/allocation_counter.cpp) costs a
+// P4 (docs/notes/performance.md): what the allocation probe (probes/allocation_counter.cpp) costs a
 // pack loop. The loop is the launch workload's: `calls` calls of a callable from C, here
 // `T(v).__c_pointers__()` of the reference packer and of the uncached model
 // (fixtures/targets/launch/uncached_packer.py), gc off. Three states, in this order in one

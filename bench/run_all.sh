@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Runs the benchmarks of docs/performance.md (P1 to P5) and prints every figure as a ratio, each
+# Runs the benchmarks of docs/notes/performance.md (P1 to P5) and prints every figure as a ratio, each
 # under the command that produced it.
 #
 #   bench/run_all.sh [PYTHON] [BUILD_DIR]      # defaults: scripts/build.sh's Python, build-bench

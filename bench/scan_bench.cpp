@@ -1,4 +1,4 @@
-// P1 (docs/performance.md): leakgate's scanner on a garbage heap of N objects against the one
+// P1 (docs/notes/performance.md): leakgate's scanner on a garbage heap of N objects against the one
 // collection that found the heap (the floor: the collector already walks every object once), and
 // against refcycle and objgraph on the same heap, in the same process.
 //

@@ -22,7 +22,7 @@ set_target_properties(leakgate PROPERTIES INSTALL_RPATH "$ORIGIN/../lib;${Python
 install(TARGETS leakgate RUNTIME DESTINATION "${LEAKGATE_INSTALL_ROOT}bin")
 install(TARGETS leakgate_shared LIBRARY DESTINATION "${_lib}" NAMELINK_SKIP)
 install(FILES lib/workloads/harness.py DESTINATION "${_data}/lib/workloads")
-install(FILES README.md DESTINATION "${_data}") # SARIF rules point into it (helpUri)
+install(FILES docs/reference/checks.md DESTINATION "${_data}/docs/reference") # SARIF rules' helpUri
 install(FILES lib/lint/python_rules.py DESTINATION "${_data}/lib/lint")
 install(FILES lib/commands/versions.py DESTINATION "${_data}/lib/commands")
 install(DIRECTORY lib/data/ DESTINATION "${_data}/lib/data" PATTERN "__pycache__" EXCLUDE)

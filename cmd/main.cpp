@@ -217,7 +217,7 @@ int run(int argc, char** argv) {
         "A target module (a path, or a built-in name: " + builtinTargetNames() +
             "); default: the bundled model of nvidia-cutlass-dsl 4.6.1");
     gateCommand->add_option("--checks", checks,
-                            "Comma-separated checks or workloads to run (default: all; see the README; "
+                            "Comma-separated checks or workloads to run (default: all; see docs/reference/checks.md; "
                             "`probe` alone: only the --probe plug-ins' checks)");
     // Capped so that MiB << 20 cannot wrap: a sentinel is a payload, not a memory test.
     constexpr std::int64_t kMaxSentinelMiB = 1 << 20; // 1 TiB

@@ -14,7 +14,7 @@ struct Domain {
     PyMemAllocatorEx original;
     // RAW is called without the GIL, so its counts are atomic. MEM and OBJ must be called with
     // the GIL held (CPython's rule for those domains), which serialises them: plain counters,
-    // no locked instruction per call (P4 in docs/performance.md). A free-threaded build has no
+    // no locked instruction per call (P4 in docs/notes/performance.md). A free-threaded build has no
     // GIL: everything atomic there.
     bool needsAtomic;
 };

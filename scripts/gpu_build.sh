@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# Builds build-gpu/leakgate (tests off) for the GPU runs of docs/gpu.md:
+# Builds build-gpu/leakgate (tests off) for the GPU runs of docs/notes/gpu.md:
 #   scripts/gpu_build.sh PYTHON LOG
 # PYTHON: the CPython to embed. Where fmt, CLI11, nlohmann-json or toml++ are not installed, put
-# their headers under .devicedeps/include (docs/gpu.md, "The commands": one cp on a Debian machine)
+# their headers under .devicedeps/include (docs/notes/gpu.md, "The commands": one cp on a Debian machine)
 # and they are used header-only. Every step and its output go to LOG; exit 1 without a binary.
 set -uo pipefail
 cd "$(dirname "$0")/.."

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The built-in DSL targets on the GPU (docs/gpu.md, "DSL targets on the H200"):
+# The built-in DSL targets on the GPU (docs/notes/gpu.md, "DSL targets on the H200"):
 #   scripts/gpu_dsl_targets.sh PYTHON OUT_DIR TARGET=DIR...
 # PYTHON: the CPython to embed (build-gpu/leakgate is built for it when missing). Each DIR holds
 # the DSL, installed with `pip install --no-index --no-deps --target DIR` from its wheels, and goes

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The two incidents as a user meets them, with no leakgate sentinel in the code (docs/gpu.md,
+# The two incidents as a user meets them, with no leakgate sentinel in the code (docs/notes/gpu.md,
 # "The incidents in user code"): scripts/gpu_incidents.sh LEAKGATE PYTHON OUT_DIR
 # LEAKGATE: a leakgate built for PYTHON (scripts/gpu_build.sh). PYTHONPATH must name the CuTe DSL's
 # folders when it is installed with --target (its .pth is not read there). Each script runs once
@@ -16,5 +16,5 @@ step "$python" tests/gpu/incident_train_step.py --check
 step "$leakgate" scan --python "$python" --json "$out/incident_train_step.json" -- tests/gpu/incident_train_step.py
 step "$python" tests/gpu/incident_launch_loop.py 3000 --check
 step "$leakgate" scan --python "$python" --json "$out/incident_launch_loop.json" -- tests/gpu/incident_launch_loop.py 3000
-step "$leakgate" scan --python "$python" --trace-sites -- tests/gpu/incident_launch_loop.py 3000
+step "$leakgate" scan --python "$python" --trace-sites --json "$out/incident_launch_loop_sites.json" -- tests/gpu/incident_launch_loop.py 300
 echo done >>"$log"

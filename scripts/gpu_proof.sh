@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The GPU runs of docs/gpu.md, in one go, on a machine with an NVIDIA GPU and a CUDA toolkit:
+# The GPU runs of docs/notes/gpu.md, in one go, on a machine with an NVIDIA GPU and a CUDA toolkit:
 #   scripts/gpu_proof.sh [PYTHON] [OUT_DIR]
 # PYTHON: the CPython to embed (default: python3; a venv's is fine, torch in it is the witness).
 # Builds leakgate in build-gpu/ (tests off), then runs the gate's CUDA checks on the frame-cycle

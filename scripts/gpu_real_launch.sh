@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The real-launch runs of docs/gpu.md: nvidia-cutlass-dsl's compiled launch, release by release.
+# The real-launch runs of docs/notes/gpu.md: nvidia-cutlass-dsl's compiled launch, release by release.
 #   scripts/gpu_real_launch.sh LEAKGATE PYTHON OUT_DIR DSL_DIR...
 # LEAKGATE: a leakgate built with nvcc (scripts/gpu_proof.sh builds build-gpu/leakgate).
 # PYTHON: the interpreter it embeds. Each DSL_DIR holds one release, installed with

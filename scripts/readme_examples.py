@@ -1,7 +1,10 @@
 #!/usr/bin/env python3
-"""Regenerates the sample outputs of README.md from real runs, so that none can go stale.
+"""Regenerates the sample outputs of the documents from real runs, so that none can go stale.
 
-    scripts/readme_examples.py [--build DIR] [--check] [--list]
+    scripts/readme_examples.py [--build DIR] [--check] [--list] [FILE...]
+
+The documents are README.md and every Markdown file of docs/guide/ and docs/reference/ (DOCUMENTS
+below); FILE... limits a run to some of them.
 
 A sample is a fenced block whose lines starting with `$ ` are commands (a trailing `\\` continues
 one), each followed by its output, and which an HTML comment right above marks (the comment does
@@ -18,13 +21,15 @@ not render):
 Options combine (`head=20 width=160`; `keep=` comes last and takes the rest of the comment).
 Each command runs in a scratch folder whose `fixtures`, `examples` and `build` lead to the
 repository's (so files a command writes stay out of the tree); paths of the repository and the
-home folder are written relative and as `~`. Without options, README.md is rewritten in place
-(whole or not at all). `--check` rewrites nothing: it runs each sample and fails if its output,
-figures and a check's worst case aside (they vary run to run), is not the one recorded, naming the sample: the README's
-words, lines and exit codes stay what the tool says. `--list` prints the samples and their marks.
+home folder are written relative and as `~`. Without options, each document that holds a sample
+is rewritten in place (each whole or not at all). `--check` rewrites nothing: it runs each sample
+and fails if its output, figures and a check's worst case aside (they vary run to run), is not the
+one recorded, naming the document and the sample: the documents' words, lines and exit codes stay
+what the tool says. `--list` prints the samples and their marks.
 """
 
 import argparse
+import glob
 import os
 import re
 import shutil
@@ -33,7 +38,9 @@ import sys
 import tempfile
 
 ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-README = os.path.join(ROOT, "README.md")
+# The documents whose samples are run, in this order: the front page, then the guides and the
+# reference that the rest of the old README moved to.
+DOCUMENTS = ("README.md", "docs/guide/*.md", "docs/reference/*.md")
 MARK = re.compile(r"^<!-- sample(?::\s*(.*?))?\s*-->\s*$")
 TIMEOUT = 900
 
@@ -81,7 +88,24 @@ def parse_options(text):
     return options
 
 
-def samples(lines):
+def documents(chosen):
+    """The documents to process, as paths relative to ROOT: every one of DOCUMENTS, or those of
+    them named in `chosen`."""
+    every = []
+    for pattern in DOCUMENTS:
+        every += sorted(os.path.relpath(path, ROOT) for path in glob.glob(os.path.join(ROOT, pattern)))
+    if not chosen:
+        return every
+    named = []
+    for path in chosen:
+        relative = os.path.relpath(os.path.abspath(path), ROOT)
+        if relative not in every:
+            raise SystemExit(f"readme_examples: {path} is not one of the documents ({', '.join(DOCUMENTS)})")
+        named.append(relative)
+    return named
+
+
+def samples(lines, name):
     found = []
     for index, line in enumerate(lines):
         match = MARK.match(line)
@@ -91,15 +115,15 @@ def samples(lines):
         while start < len(lines) and not lines[start].strip():
             start += 1
         if start >= len(lines) or not lines[start].startswith("```"):
-            raise SystemExit(f"README.md:{index + 1}: a sample mark with no fenced block under it")
+            raise SystemExit(f"{name}:{index + 1}: a sample mark with no fenced block under it")
         end = start + 1
         while end < len(lines) and not lines[end].startswith("```"):
             end += 1
         if end >= len(lines):
-            raise SystemExit(f"README.md:{start + 1}: a fenced block that does not end")
+            raise SystemExit(f"{name}:{start + 1}: a fenced block that does not end")
         sample = Sample(index, parse_options(match.group(1)), start, end, lines[start + 1:end])
         if not sample.commands():
-            raise SystemExit(f"README.md:{start + 1}: a sample without a `$ ` command")
+            raise SystemExit(f"{name}:{start + 1}: a sample without a `$ ` command")
         found.append(sample)
     return found
 
@@ -180,15 +204,20 @@ def main():
     parser.add_argument("--build", default=os.path.join(ROOT, "build"), help="the build whose leakgate runs")
     parser.add_argument("--check", action="store_true", help="compare, digits aside; rewrite nothing")
     parser.add_argument("--list", action="store_true", help="list the samples")
+    parser.add_argument("files", nargs="*", metavar="FILE", help="only these documents (default: all)")
     args = parser.parse_args()
-    with open(README, encoding="utf-8") as handle:
-        lines = handle.read().split("\n")
-    found = samples(lines)
+    texts = {}
+    found = {}
+    for name in documents(args.files):
+        with open(os.path.join(ROOT, name), encoding="utf-8") as handle:
+            texts[name] = handle.read().split("\n")
+        found[name] = samples(texts[name], name)
     if args.list:
-        for sample in found:
-            mark = sample.options.get("recorded")
-            for command, _ in sample.commands():
-                print(f"README.md:{sample.start + 2}: {'recorded (' + mark + ')' if mark else 'run'}: $ {command}")
+        for name, document_samples in found.items():
+            for sample in document_samples:
+                mark = sample.options.get("recorded")
+                for command, _ in sample.commands():
+                    print(f"{name}:{sample.start + 2}: {'recorded (' + mark + ')' if mark else 'run'}: $ {command}")
         return 0
     if not os.access(os.path.join(args.build, "leakgate"), os.X_OK):
         print(f"readme_examples: no {args.build}/leakgate (build it first: scripts/build.sh)", file=sys.stderr)
@@ -196,35 +225,42 @@ def main():
     directory = scratch(args.build)
     stale = []
     try:
-        for sample in reversed(found):  # from the end, so earlier line numbers hold
-            if "recorded" in sample.options:
-                continue
-            body = []
-            for command, recorded in sample.commands():
-                raw = run(command, directory)
-                output = shaped(raw, sample.options)
-                where = f"README.md:{sample.start + 2}: $ {command.splitlines()[0]}"
-                print(where, file=sys.stderr)
-                uncut = shaped(raw, {k: v for k, v in sample.options.items() if k != "width"})
-                if args.check and not same_sample(recorded, uncut, sample.options):
-                    stale.append((where, recorded, output))
-                body += ["$ " + command.split("\n")[0]] + command.split("\n")[1:] + output
-            lines[sample.start + 1:sample.end] = body
+        for name, document_samples in found.items():
+            lines = texts[name]
+            for sample in reversed(document_samples):  # from the end, so earlier line numbers hold
+                if "recorded" in sample.options:
+                    continue
+                body = []
+                for command, recorded in sample.commands():
+                    raw = run(command, directory)
+                    output = shaped(raw, sample.options)
+                    where = f"{name}:{sample.start + 2}: $ {command.splitlines()[0]}"
+                    print(where, file=sys.stderr)
+                    uncut = shaped(raw, {k: v for k, v in sample.options.items() if k != "width"})
+                    if args.check and not same_sample(recorded, uncut, sample.options):
+                        stale.append((where, recorded, output))
+                    body += ["$ " + command.split("\n")[0]] + command.split("\n")[1:] + output
+                lines[sample.start + 1:sample.end] = body
     finally:
         shutil.rmtree(directory, ignore_errors=True)
     if args.check:
         for where, recorded, output in stale:
-            print(f"\n{where}: the README's sample is stale (digits aside). Recorded:", file=sys.stderr)
+            print(f"\n{where}: the sample is stale (digits aside). Recorded:", file=sys.stderr)
             print("\n".join("  | " + line for line in recorded), file=sys.stderr)
             print("Now:", file=sys.stderr)
             print("\n".join("  | " + line for line in output), file=sys.stderr)
         if stale:
             print(f"\n{len(stale)} stale sample(s): run scripts/readme_examples.py", file=sys.stderr)
         return 1 if stale else 0
-    fd, temporary = tempfile.mkstemp(dir=ROOT, prefix=".README.", suffix=".tmp")
-    with os.fdopen(fd, "w", encoding="utf-8") as handle:
-        handle.write("\n".join(lines))
-    os.replace(temporary, README)
+    for name, document_samples in found.items():
+        if not any("recorded" not in sample.options for sample in document_samples):
+            continue  # nothing was run: leave the file as it is
+        path = os.path.join(ROOT, name)
+        fd, temporary = tempfile.mkstemp(dir=os.path.dirname(path), prefix="." + os.path.basename(path) + ".",
+                                         suffix=".tmp")
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write("\n".join(texts[name]))
+        os.replace(temporary, path)
     return 0
 
 

@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
-"""docs/releases.md from `leakgate bisect --json` reports: the release history of a DSL package as
+"""docs/notes/releases.md from `leakgate bisect --json` reports: the release history of a DSL package as
 leakgate measures it, one table per report (a plain install, then each set of extras), with its
 transitions and their culprits. scripts/releases.sh makes the reports and runs this.
 
-    release_table.py --command "..." REPORT.json... > docs/releases.md
+    release_table.py --command "..." REPORT.json... > docs/notes/releases.md
 """
 
 import argparse

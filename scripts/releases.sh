@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# docs/releases.md: the whole nvidia-cutlass-dsl history, pre-releases included, as leakgate's
+# docs/notes/releases.md: the whole nvidia-cutlass-dsl history, pre-releases included, as leakgate's
 # bisect measures it (plain install, then with the [cu13] extra), with every transition.
 #   scripts/releases.sh [BUILD_DIR] [FROM] [TO]     (default build, 4.2.0, the latest release)
 # Needs PyPI (a few GB of wheels on the first run, kept in leakgate's cache).
@@ -16,6 +16,6 @@ trap 'rm -rf "$out"' EXIT
 "$build/leakgate" bisect --package nvidia-cutlass-dsl "${selection[@]}" --pre -j 4 -q --extra cu13 \
     --json "$out/cu13.json" || { rc=$?; [ $rc = 1 ] || [ $rc = 3 ]; }
 python3 scripts/release_table.py --command "scripts/releases.sh $*" "$out/plain.json" "$out/cu13.json" \
-    > docs/releases.md.tmp
-mv docs/releases.md.tmp docs/releases.md
-echo "wrote docs/releases.md"
+    > docs/notes/releases.md.tmp
+mv docs/notes/releases.md.tmp docs/notes/releases.md
+echo "wrote docs/notes/releases.md"

@@ -3,7 +3,7 @@
 // leakgate executable.
 //
 // Versions. The API follows the project's version (leakgate/version.h): while it is 0.x, a minor
-// release may change the API, and says so in the README. What a C++ plug-in shares with the
+// release may change the API, and says so in CHANGELOG.md. What a C++ plug-in shares with the
 // binary that loads it (the classes and structs of these headers, their layout and their
 // virtual functions) is versioned by LEAKGATE_PLUGIN_ABI_VERSION (leakgate/plugin.h), which
 // changes whenever any of it does; the loader refuses a plug-in built for another.

@@ -10,7 +10,7 @@
 
 namespace leakgate {
 
-// Exit codes, as documented in the README and docs/definitions.md ("Exit codes").
+// Exit codes, as documented in docs/reference/exit-codes.md and docs/definitions.md ("Exit codes").
 enum class ExitCode : int {
     kClean = 0,    // every check passed or was skipped with a reason
     kFindings = 1, // at least one check failed

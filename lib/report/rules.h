@@ -22,7 +22,7 @@ struct Rule {
     const char* shortDescription; // one line
     const char* fullDescription;  // what it means and why it leaks
     const char* help;             // the fix pattern in general; each finding carries its own case's fix
-    const char* readmeSection;    // the README section that explains it (SARIF's help, in Markdown)
+    const char* readmeSection;    // its heading in docs/reference/checks.md (SARIF's help and helpUri)
     // SARIF's level: `error` for what a measurement showed, `warning` for what a source rule matched.
     const char* level = "error";
 };

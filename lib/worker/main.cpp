@@ -172,6 +172,10 @@ WorkloadResult runOne(const workloads::WorkerSpec& spec, bool first) {
     } catch (const Error& error) {
         result.error = WorkloadError{error.what(), std::nullopt, ""};
         result.error->usage = error.exitCode() == ExitCode::kUsage;
+    } catch (const std::exception& error) {
+        // leakgate's own fault (a pybind11 cast, a standard-library error): said as such, in a
+        // result, rather than a worker that dies without one.
+        result.error = WorkloadError{fmt::format("leakgate's worker failed: {}", error.what()), std::nullopt, ""};
     }
     recordTargetPackage(result);
     return result;

@@ -1,5 +1,5 @@
-// What the fuzz harnesses share: a report decoded from leakgate's own JSON (schema leakgate/1, the
-// README's "JSON" section), with the library's WorkloadResult codec for its results, and the one
+// What the fuzz harnesses share: a report decoded from leakgate's own JSON (schema leakgate/1,
+// docs/reference/json.md), with the library's WorkloadResult codec for its results, and the one
 // way a harness says an invariant broke.
 #pragma once
 

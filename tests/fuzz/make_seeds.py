@@ -97,8 +97,8 @@ def main():
 
     for name, report in reports.items():
         write("report_writers", name + ".json", shortened(report, keep=4))
-    # A bisect table as `leakgate bisect --json` writes it (README), around two real gate reports:
-    # one release measured, one whose environment could not be made.
+    # A bisect table as `leakgate bisect --json` writes it (docs/reference/json.md), around two real
+    # gate reports: one release measured, one whose environment could not be made.
     gate = shortened(reports["gate_decorate"], keep=4)
     write("report_writers", "bisect.json", {
         "schema": "leakgate/1", "tool": gate["tool"], "command": "bisect", "package": "nvidia-cutlass-dsl",

@@ -1,4 +1,4 @@
-"""The second incident in a user's loop, with no leakgate sentinel in it (docs/gpu.md, issue 41).
+"""The second incident in a user's loop, with no leakgate sentinel in it (docs/notes/gpu.md, issue 41).
 
 A kernel compiled once with the real `cute.compile`, then launched N times (default 3000) with
 fresh scalars, as a training loop calls it under gc.disable(). On nvidia-cutlass-dsl 4.4.2 and

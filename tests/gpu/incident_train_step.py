@@ -1,4 +1,4 @@
-"""The first incident's shape, with no leakgate sentinel in it (docs/gpu.md, issue 41).
+"""The first incident's shape, with no leakgate sentinel in it (docs/notes/gpu.md, issue 41).
 
 `train_step` holds 2 GiB of CUDA tensors and calls `forward`, which holds 1 GiB and imports a
 kernel module lazily; that module decorates a kernel with the real `cute.kernel`. On

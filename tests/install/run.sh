@@ -27,7 +27,7 @@ prefix=$work/prefix
 for path in bin/leakgate include/leakgate/plugin.h include/leakgate/version.h \
             lib/cmake/leakgate/leakgateConfig.cmake lib/cmake/leakgate/leakgateConfigVersion.cmake \
             lib/pkgconfig/leakgate.pc share/leakgate/lib/workloads/harness.py \
-            share/leakgate/fixtures/targets/frame_cycle_461.py share/leakgate/README.md; do
+            share/leakgate/fixtures/targets/frame_cycle_461.py share/leakgate/docs/reference/checks.md; do
     [ -e "$prefix/$path" ] || fail "the install has no $path"
 done
 ls "$prefix"/lib/libleakgate.so.* >/dev/null || fail "the install has no libleakgate.so.*"
@@ -36,10 +36,10 @@ leakgate=$prefix/bin/leakgate
 unset LEAKGATE_DATA_DIR
 step "the moved install finds its data"
 "$leakgate" --version
-step "SARIF rules point into the installed README"
+step "SARIF rules point into the installed checks reference"
 "$leakgate" lint --quiet --sarif "$work/lint.sarif" fixtures/lint/own_frame_in_local.py || true
-grep -q "\"helpUri\": *\"file://$prefix/share/leakgate/README.md#" "$work/lint.sarif" ||
-    fail "no helpUri into $prefix/share/leakgate/README.md in the lint's SARIF"
+grep -q "\"helpUri\": *\"file://$prefix/share/leakgate/docs/reference/checks.md#" "$work/lint.sarif" ||
+    fail "no helpUri into $prefix/share/leakgate/docs/reference/checks.md in the lint's SARIF"
 code=0
 "$leakgate" gate --quiet --checks import --json "$work/default.json" || code=$?
 [ "$code" -eq 0 ] || fail "gate --checks import on the bundled default target: exit $code"

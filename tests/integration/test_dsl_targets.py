@@ -180,7 +180,7 @@ class Taichi(DecorationVerdicts, unittest.TestCase):
             self.assertIn("held by sys.modules['taichi.lang.impl'].pytaichi.kernels[i]", finding["summary"])
 
     def test_the_allocation_sites_of_what_a_kernel_keeps_are_taichis(self):
-        # tests/gpu/retained_sites.py, the trace docs/gpu.md uses where a holder is not named: the
+        # tests/gpu/retained_sites.py, the trace docs/notes/gpu.md uses where a holder is not named: the
         # blocks it counts agree with the check's, and the sites are in Taichi's kernel_impl.py.
         run = subprocess.run([ROWS["taichi"]["report"]["python"]["executable"],
                               os.path.join(ROOT, "tests/gpu/retained_sites.py"),

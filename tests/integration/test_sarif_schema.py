@@ -41,10 +41,13 @@ sys.exit(1 if errors else 0)
 '''
 
 
-def readme_anchors():
-    """The anchors Markdown renderers give the README's headings (GitHub's rule)."""
+CHECKS_REFERENCE = os.path.join(ROOT, "docs", "reference", "checks.md")
+
+
+def reference_anchors():
+    """The anchors Markdown renderers give the checks reference's headings (GitHub's rule)."""
     anchors = set()
-    with open(os.path.join(ROOT, "README.md"), encoding="utf-8") as handle:
+    with open(CHECKS_REFERENCE, encoding="utf-8") as handle:
         for line in handle:
             if line.startswith("#"):
                 title = line.lstrip("#").strip().lower()
@@ -76,11 +79,11 @@ class SarifSchema(unittest.TestCase):
                 self.assertTrue(rule["help"]["text"])
                 self.assertIn(rule["defaultConfiguration"]["level"], ("error", "warning", "note"))
                 if not rule["id"].startswith(("probe", "plugin")) and "markdown" in rule["help"]:
-                    self.assertIn("README", rule["help"]["markdown"])
-                    # helpUri: the README, at the heading of the rule's section
+                    self.assertIn("docs/reference/checks.md", rule["help"]["markdown"])
+                    # helpUri: the checks reference, at the heading of the rule's own id
                     uri, _, anchor = rule["helpUri"].partition("#")
-                    self.assertEqual(uri, "file://" + os.path.join(ROOT, "README.md"))
-                    self.assertIn(anchor, readme_anchors(), rule["helpUri"])
+                    self.assertEqual(uri, "file://" + CHECKS_REFERENCE)
+                    self.assertIn(anchor, reference_anchors(), rule["helpUri"])
         for result in run["results"]:
             self.assertEqual(result["level"], rules[result["ruleIndex"]]["defaultConfiguration"]["level"])
         invocation = run["invocations"][0]

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The Python package on a real GPU (docs/gpu.md): device sentinels and a tracked torch CUDA tensor
+"""The Python package on a real GPU (docs/notes/gpu.md): device sentinels and a tracked torch CUDA tensor
 in a region, on the bundled 4.6.1 model and on its fixed counterpart.
 
     python3 tests/package/gpu_proof.py BUILD_DIR OUT.json

@@ -1,8 +1,9 @@
-"""Every `<!-- example -->` Python block of the README runs against the installed package, and the
-output the README shows under it (the ``` block that follows) is what it prints.
+"""Every `<!-- example -->` Python block of the documents (README.md and the package's guide,
+docs/guide/python.md) runs against the installed package, and the output the document shows under
+it (the ``` block that follows) is what it prints.
 
-    python -m pytest tests/package/test_readme.py                 # check
-    python tests/package/test_readme.py --write README.md         # regenerate the shown outputs
+    python -m pytest tests/package/test_readme.py                          # check
+    python tests/package/test_readme.py --write docs/guide/python.md       # regenerate the shown outputs
 """
 
 import os
@@ -12,7 +13,9 @@ import sys
 import tempfile
 from pathlib import Path
 
-README = Path(os.environ.get("LEAKGATE_SOURCE") or Path(__file__).resolve().parents[2]) / "README.md"
+SOURCE = Path(os.environ.get("LEAKGATE_SOURCE") or Path(__file__).resolve().parents[2])
+# The documents that hold examples: the README may show one, the package's guide holds the rest.
+DOCUMENTS = [SOURCE / "README.md", SOURCE / "docs" / "guide" / "python.md"]
 # An example block, then optionally the block with its output.
 EXAMPLE = re.compile(r"<!-- example -->\n```python\n(?P<code>.*?)```\n(?:\n```\n(?P<output>.*?)```\n)?",
                      re.S)
@@ -33,13 +36,14 @@ def run(code):
     return done.stdout
 
 
-def test_every_example_runs_and_prints_what_the_readme_shows():
-    examples = list(EXAMPLE.finditer(README.read_text()))
+def test_every_example_runs_and_prints_what_the_document_shows():
+    examples = [(document.name, example) for document in DOCUMENTS
+                for example in EXAMPLE.finditer(document.read_text())]
     assert len(examples) >= 3
-    for example in examples:
+    for name, example in examples:
         printed = run(example["code"])
         if example["output"] is not None:  # byte counts differ between Python versions
-            assert masked(printed) == masked(example["output"]), printed
+            assert masked(printed) == masked(example["output"]), f"{name}:\n{printed}"
 
 
 def write(path):
@@ -55,4 +59,4 @@ if __name__ == "__main__":
     if sys.argv[1:2] == ["--write"]:
         write(sys.argv[2])
     else:
-        sys.exit("usage: test_readme.py --write README.md")
+        sys.exit("usage: test_readme.py --write docs/guide/python.md")

@@ -282,7 +282,8 @@ TEST(SarifWriter, EveryLintRuleIsDescribedAndALintResultIsAWarningWithItsColumn)
     EXPECT_EQ(result["locations"][0]["physicalLocation"]["region"]["startColumn"], 9);
     const json& rule = sarif["runs"][0]["tool"]["driver"]["rules"][result["ruleIndex"].get<size_t>()];
     EXPECT_EQ(rule["id"], "lint:own-frame-local");
-    EXPECT_NE(rule["help"]["markdown"].get<std::string>().find("README"), std::string::npos);
+    EXPECT_NE(rule["help"]["markdown"].get<std::string>().find("docs/reference/checks.md"),
+              std::string::npos);
 }
 
 TEST(SarifWriter, SkipsFramesWithoutAFileAndEncodesTheUri) {

@@ -11,7 +11,7 @@ compiled by `torch.compile` (Inductor: a Triton kernel on CUDA, C++ on the CPU) 
 CUDA where there is a GPU, else the CPU (`torch.compile` then needs a C++ compiler).
 
 torch's PyPI wheel pulls over 2 GB of CUDA libraries: the tests do not install it; the GPU machine's
-image has it (docs/gpu.md).
+image has it (docs/notes/gpu.md).
 """
 
 import torch

@@ -1,4 +1,4 @@
-// The JSON writer: schema leakgate/1, documented in the README.
+// The JSON writer: schema leakgate/1, documented in docs/reference/json.md.
 #pragma once
 
 #include "leakgate/report.h"

@@ -152,9 +152,9 @@ json relatedLocations(const Finding& finding, const fs::path& sourceRoot) {
     return related;
 }
 
-// A README heading's anchor as GitHub and most Markdown renderers make it: lower case, spaces to
-// hyphens, other punctuation dropped ("`leakgate gate`: the release gate" ->
-// "leakgate-gate-the-release-gate").
+// A Markdown heading's anchor as GitHub and most Markdown renderers make it: lower case, spaces to
+// hyphens, other punctuation dropped ("frame-cycle" -> "frame-cycle", "lint:frame-stored" ->
+// "lintframe-stored").
 std::string headingAnchor(std::string_view heading) {
     std::string anchor;
     for (unsigned char c : heading) {
@@ -168,23 +168,25 @@ std::string headingAnchor(std::string_view heading) {
     return anchor;
 }
 
-// The README the rules' help points into: LEAKGATE_DOCS_URL where the build names one, else the
+// The checks reference the rules' help points into (docs/reference/checks.md, a heading per rule id,
+// so the anchors stay put): LEAKGATE_DOCS_URL where the build names where it is published, else the
 // copy in the data directory (installed beside the CLI, or the source tree of a build). None when
 // neither is known.
-std::optional<std::string> readmeUri() {
+std::optional<std::string> checksReferenceUri() {
     if (std::string_view(LEAKGATE_DOCS_URL).size() > 0) return std::string(LEAKGATE_DOCS_URL);
     try {
-        fs::path readme = dataDir() / "README.md";
-        if (!fs::exists(readme)) return std::nullopt;
-        return "file://" + percentEncode(fs::absolute(readme).lexically_normal().string());
+        fs::path reference = dataDir() / "docs" / "reference" / "checks.md";
+        if (!fs::exists(reference)) return std::nullopt;
+        return "file://" + percentEncode(fs::absolute(reference).lexically_normal().string());
     } catch (const Error&) {
         return std::nullopt;
     }
 }
 
-json ruleJson(const Rule& rule, const std::optional<std::string>& readme) {
-    std::string markdown = fmt::format("{}\n\n**Fix:** {}\n\nSee the section *{}* of leakgate's README.",
-                                       rule.fullDescription, rule.help, rule.readmeSection);
+json ruleJson(const Rule& rule, const std::optional<std::string>& reference) {
+    std::string markdown = fmt::format(
+        "{}\n\n**Fix:** {}\n\nSee *{}* in leakgate's checks reference (docs/reference/checks.md).",
+        rule.fullDescription, rule.help, rule.readmeSection);
     json tags = json::array({"memory", "leak"});
     tags.push_back(rule.evidence == Evidence::kSource ? "static-analysis" : "measured");
     json out = {{"id", rule.kind},
@@ -194,7 +196,7 @@ json ruleJson(const Rule& rule, const std::optional<std::string>& readme) {
             {"help", {{"text", rule.help}, {"markdown", markdown}}},
             {"defaultConfiguration", {{"level", rule.level}}},
             {"properties", {{"tags", std::move(tags)}, {"readmeSection", rule.readmeSection}}}};
-    if (readme) out["helpUri"] = *readme + "#" + headingAnchor(rule.readmeSection);
+    if (reference) out["helpUri"] = *reference + "#" + headingAnchor(rule.readmeSection);
     return out;
 }
 
@@ -264,9 +266,9 @@ json toolJson(json rules) {
 
 json rulesJson() {
     json rules = json::array();
-    const std::optional<std::string> readme = readmeUri();
+    const std::optional<std::string> reference = checksReferenceUri();
     for (const Rule& rule : findingRules())
-        rules.push_back(ruleJson(rule, readme));
+        rules.push_back(ruleJson(rule, reference));
     return rules;
 }
 

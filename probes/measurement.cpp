@@ -46,12 +46,17 @@ void Measurement::finish() {
             invalid = true;
         }
     }
+    // A probe invalidates the measurement by setting `result.error` in its read (probes/probe.h):
+    // told by whether it set one, the error the measured code raised being held aside meanwhile
+    // (no probe reads it), not by comparing messages.
     auto read = [&](const std::function<void(Probe&)>& call) {
         for (auto& probe : probes_) {
             if (invalid) return;
-            std::string errorBefore = result_.error ? result_.error->message : "";
+            std::optional<WorkloadError> raised = std::move(result_.error);
+            result_.error.reset();
             call(*probe);
-            invalid = result_.error && result_.error->message != errorBefore;
+            invalid = result_.error.has_value();
+            if (!invalid) result_.error = std::move(raised);
         }
     };
     // Read 1: before any collection.

@@ -179,27 +179,19 @@ int run(int argc, char** argv) {
     addOutputOptions(scanCommand, output, scan.python, timeoutSeconds);
     scanCommand->add_option("-m", scan.module, "Run MODULE as `python -m` does (then ARGS...)")
         ->type_name("MODULE");
-    scanCommand
-        ->add_option("--cycle-instances", scan.cycleInstances,
-                     "cyclic-garbage: fail when one shape of cycle without a frame has this many instances")
-        ->check(CLI::PositiveNumber)
-        ->capture_default_str();
-    scanCommand
-        ->add_option("--cycle-bytes", scan.cycleBytes,
-                     "cyclic-garbage: fail when one shape of cycle without a frame pins this many bytes")
-        ->check(CLI::PositiveNumber)
-        ->capture_default_str();
-    scanCommand
-        ->add_option("--held-entries", scan.heldEntries,
-                     "held-growth: fail when one library-held container gains this many entries while the "
-                     "program's code runs")
-        ->check(CLI::PositiveNumber)
-        ->capture_default_str();
-    scanCommand
-        ->add_option("--held-bytes", scan.heldBytes,
-                     "held-growth: fail when the entries one library-held container gains keep this many bytes")
-        ->check(CLI::PositiveNumber)
-        ->capture_default_str();
+    // The limits that make a finding of the cycles without a frame and of a holder's growth.
+    auto addLimit = [&](const char* option, std::int64_t& limit, const char* help) {
+        scanCommand->add_option(option, limit, help)->check(CLI::PositiveNumber)->capture_default_str();
+    };
+    addLimit("--cycle-instances", scan.cycleInstances,
+             "cyclic-garbage: fail when one shape of cycle without a frame has this many instances");
+    addLimit("--cycle-bytes", scan.cycleBytes,
+             "cyclic-garbage: fail when one shape of cycle without a frame pins this many bytes");
+    addLimit("--held-entries", scan.heldEntries,
+             "held-growth: fail when one library-held container gains this many entries while the program's "
+             "code runs");
+    addLimit("--held-bytes", scan.heldBytes,
+             "held-growth: fail when the entries one library-held container gains keep this many bytes");
     scanCommand->add_flag("--trace-sites", scan.traceSites,
                           "Run the script under tracemalloc, so that cyclic-garbage says where its cycles are "
                           "made (slower)");

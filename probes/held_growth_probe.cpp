@@ -53,6 +53,21 @@ bool ignoredModule(std::string_view name) {
     return false;
 }
 
+// A namespace's entries whose names are strings not starting with "__" (__dict__,
+// __warningregistry__, __all__), as borrowed pairs read before any is visited.
+std::vector<std::pair<PyObject*, PyObject*>> publicEntries(PyObject* dict) {
+    std::vector<std::pair<PyObject*, PyObject*>> entries;
+    PyObject *key, *value;
+    Py_ssize_t position = 0;
+    while (PyDict_Next(dict, &position, &key, &value)) {
+        if (!PyUnicode_Check(key)) continue;
+        if (PyUnicode_GET_LENGTH(key) >= 2 && PyUnicode_READ_CHAR(key, 0) == '_' && PyUnicode_READ_CHAR(key, 1) == '_')
+            continue;
+        entries.emplace_back(key, value);
+    }
+    return entries;
+}
+
 struct Holder {
     std::int64_t length = 0; // entries at the mark
     bool cache = false;      // an lru_cache function: `length` is its currsize
@@ -101,30 +116,21 @@ class Marker {
         size_t moduleLength;
 
         void namespaceOf(PyObject* dict, const std::string& prefix, int depth) {
-            PyObject *key, *value;
-            Py_ssize_t position = 0;
-            // Borrowed pairs, read before anything is visited (visiting reads no attribute that
-            // could change the dict, but a class's classmethod is looked through by a new reference).
-            std::vector<std::pair<PyObject*, PyObject*>> entries;
-            while (PyDict_Next(dict, &position, &key, &value)) {
-                if (!PyUnicode_Check(key)) continue;
-                if (PyUnicode_GET_LENGTH(key) >= 2 && PyUnicode_READ_CHAR(key, 0) == '_' &&
-                    PyUnicode_READ_CHAR(key, 1) == '_')
-                    continue; // __dict__, __warningregistry__, __all__
-                entries.emplace_back(key, value);
-            }
-            for (auto [attribute, member] : entries) {
-                std::string name;
-                if (named) {
-                    const char* text = PyUnicode_AsUTF8(attribute);
-                    if (!text) {
-                        PyErr_Clear();
-                        continue;
-                    }
-                    name = prefix + "." + text;
+            for (auto [attribute, member] : publicEntries(dict))
+                visitMember(prefix, attribute, member, depth);
+        }
+        // `member`, named `prefix.attribute` when names are asked for.
+        void visitMember(const std::string& prefix, PyObject* attribute, PyObject* member, int depth) {
+            std::string name;
+            if (named) {
+                const char* text = PyUnicode_AsUTF8(attribute);
+                if (!text) {
+                    PyErr_Clear();
+                    return;
                 }
-                visit(member, name, depth);
+                name = prefix + "." + text;
             }
+            visit(member, name, depth);
         }
 
         void visit(PyObject* value, const std::string& name, int depth);
@@ -189,14 +195,7 @@ void Marker::Walk::visit(PyObject* value, const std::string& name, int depth) {
             PyErr_Clear();
             return;
         }
-        PyObject *key, *attribute;
-        Py_ssize_t position = 0;
-        std::vector<std::pair<PyObject*, PyObject*>> entries; // Borrowed: the class keeps them
-        while (PyDict_Next(classDict, &position, &key, &attribute)) {
-            if (!PyUnicode_Check(key)) continue;
-            if (PyUnicode_GET_LENGTH(key) >= 2 && PyUnicode_READ_CHAR(key, 0) == '_' &&
-                PyUnicode_READ_CHAR(key, 1) == '_')
-                continue;
+        for (auto [key, attribute] : publicEntries(classDict)) {
             PyObject* inner = attribute;
             if (Py_IS_TYPE(attribute, &PyClassMethod_Type) || Py_IS_TYPE(attribute, &PyStaticMethod_Type)) {
                 OwnedRef function = own(PyObject_GetAttrString(attribute, "__func__"));
@@ -206,19 +205,7 @@ void Marker::Walk::visit(PyObject* value, const std::string& name, int depth) {
                 }
                 inner = function.get(); // the classmethod keeps it alive
             }
-            entries.emplace_back(key, inner);
-        }
-        for (auto [key, inner] : entries) {
-            std::string member;
-            if (named) {
-                const char* text = PyUnicode_AsUTF8(key);
-                if (!text) {
-                    PyErr_Clear();
-                    continue;
-                }
-                member = name + "." + text;
-            }
-            visit(inner, member, depth + 1);
+            visitMember(name, key, inner, depth + 1);
         }
         return;
     }
@@ -234,17 +221,6 @@ void Marker::Walk::visit(PyObject* value, const std::string& name, int depth) {
         return;
     }
     if (PyDict_Check(instanceDict.get())) namespaceOf(instanceDict.get(), name, depth + 1);
-}
-
-std::int64_t sizeOf(PyObject* object) {
-    static PyObject* getsizeof = PySys_GetObject("getsizeof"); // Borrowed reference
-    OwnedRef size = own(getsizeof ? PyObject_CallOneArg(getsizeof, object) : nullptr);
-    if (size) {
-        const long long value = PyLong_AsLongLong(size.get());
-        if (!PyErr_Occurred()) return value;
-    }
-    PyErr_Clear();
-    return Py_TYPE(object)->tp_basicsize;
 }
 
 // The entries of an lru_cache function: the dict its C implementation keeps (the first dict among
@@ -370,7 +346,7 @@ class HeldGrowthProbe final : public Probe {
                     sources.push_back(*node);
                 } else {
                     // Untracked (a string, a number, a NumPy array): its own size and what it owns.
-                    growth.bytes += sizeOf(entry);
+                    growth.bytes += scanner::getsizeof(entry);
                     if (auto payload = scanner::ownedMemory(entry)) {
                         growth.payloadBytes[payload->kind] += payload->bytes;
                         if (payload->inSizeof) growth.bytes -= payload->bytes;

@@ -29,6 +29,8 @@ std::string baseName(const std::string& file) {
     return std::filesystem::path(file).filename().string();
 }
 
+} // namespace
+
 std::int64_t getsizeof(PyObject* object) {
     static PyObject* getsizeof = PySys_GetObject("getsizeof"); // Borrowed reference
     if (getsizeof) {
@@ -41,6 +43,8 @@ std::int64_t getsizeof(PyObject* object) {
     }
     return Py_TYPE(object)->tp_basicsize;
 }
+
+namespace {
 
 // sys.getsizeof without a Python call per object. sys.getsizeof is the type's __sizeof__ plus
 // what the collector keeps in front of the object (the GC header; from 3.12 also the pre-header
@@ -600,6 +604,14 @@ std::string renderRetention(const std::string& root, const std::vector<PathStep>
 }
 
 } // namespace
+
+std::int64_t summedSizeof(std::span<PyObject* const> objects) {
+    ObjectSizes sizeOf; // one table: the caller keeps the objects, hence their types, alive
+    std::int64_t total = 0;
+    for (PyObject* object : objects)
+        total += sizeOf(object);
+    return total;
+}
 
 namespace {
 

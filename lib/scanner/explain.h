@@ -41,6 +41,12 @@ std::vector<NodeId> pathFromRoot(const ObjectGraph::Reverse& reverse, std::span<
 std::string retentionRoute(const ObjectGraph& heap, const std::vector<NodeId>& path,
                            const std::function<std::string(PyObject*)>& nameRoot);
 
+// sys.getsizeof(object), or the type's basic size where it raises.
+std::int64_t getsizeof(PyObject* object);
+// The summed sys.getsizeof of `objects` (borrowed, kept alive by the caller), without a Python
+// call per object for the types whose size can be computed in C.
+std::int64_t summedSizeof(std::span<PyObject* const> objects);
+
 Footprint footprint(const ObjectGraph& graph, std::span<const NodeId> sources,
                     const std::vector<bool>* excluded = nullptr, const Payloads* payloads = nullptr);
 // The footprints of several sets of sources at once, each as footprint() gives it alone (without

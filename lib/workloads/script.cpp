@@ -8,6 +8,7 @@
 #include "lib/python/compat.h"
 #include "lib/python/text.h"
 #include "lib/report/units.h"
+#include "lib/scanner/explain.h"
 
 #include <pybind11/pybind11.h>
 
@@ -104,16 +105,12 @@ struct HeapTally {
     std::int64_t bytes = 0;
 };
 HeapTally tallyHeap() {
-    HeapTally tally;
     py::list objects = python::collector::objects();
-    PyObject* getsizeof = PySys_GetObject("getsizeof"); // Borrowed reference
-    for (py::handle object : objects) {
-        ++tally.objects;
-        OwnedRef size = own(getsizeof ? PyObject_CallOneArg(getsizeof, object.ptr()) : nullptr);
-        if (size) tally.bytes += PyLong_AsLongLong(size.get());
-        PyErr_Clear();
-    }
-    return tally;
+    std::vector<PyObject*> heap; // Borrowed: `objects` keeps them
+    heap.reserve(objects.size());
+    for (py::handle object : objects)
+        heap.push_back(object.ptr());
+    return {static_cast<std::int64_t>(heap.size()), scanner::summedSizeof(heap)};
 }
 
 

@@ -272,6 +272,7 @@ class HeldGrowthProbe final : public Probe {
         inImport_ = false;
         depth_ = 0;
         gained_.clear();
+        lost_.clear();
         installHooks();
         g_active = this;
     }
@@ -286,6 +287,17 @@ class HeldGrowthProbe final : public Probe {
 
     void afterCollection(WorkloadResult& result) override {
         if (!marker_) return;
+        if (!lost_.empty()) {
+            // A mark that could not be taken leaves an interval unread: no verdict on it.
+            result.checks.push_back({"held-growth", Status::kError,
+                                     fmt::format("a mark around an import could not be taken ({}): what the "
+                                                 "program's work added to library-held containers is not known",
+                                                 lost_),
+                                     std::nullopt});
+            marker_.reset();
+            gained_.clear();
+            return;
+        }
         std::vector<Growth> grown;
         Mark now = marker_->take(true);
         for (auto& [container, entries] : gained_) {
@@ -304,16 +316,24 @@ class HeldGrowthProbe final : public Probe {
     // The audit hook: a module starts loading.
     void loadStarts() {
         if (inImport_) return;
-        close(marker_->take());
         inImport_ = true;
+        try {
+            close(marker_->take());
+        } catch (py::error_already_set& error) {
+            lost_ = error.what(); // the check says so: what the work added is not known
+        }
     }
     // builtins.__import__ or importlib.import_module, around the call.
     bool outermost() const { return depth_ == 0; }
     void enter() { ++depth_; }
     void leave() {
         if (--depth_ > 0 || !inImport_) return;
-        baseline_ = marker_->take();
         inImport_ = false;
+        try {
+            baseline_ = marker_->take();
+        } catch (py::error_already_set& error) {
+            lost_ = error.what();
+        }
     }
 
   private:
@@ -510,6 +530,7 @@ class HeldGrowthProbe final : public Probe {
     std::unordered_map<PyObject*, std::int64_t> gained_;
     bool inImport_ = false;
     int depth_ = 0;
+    std::string lost_; // why a mark could not be taken: the check is then `error`
     py::object originalImport_, originalImportModule_;
 };
 
@@ -525,11 +546,7 @@ bool loaded(py::handle name) {
 
 int auditHook(const char* event, PyObject*, void*) {
     if (g_active && std::string_view(event) == "import") {
-        try {
-            g_active->loadStarts();
-        } catch (py::error_already_set&) {
-            PyErr_Clear();
-        }
+        g_active->loadStarts(); // a mark it cannot take makes the check `error`
     }
     return 0;
 }
@@ -555,12 +572,7 @@ void HeldGrowthProbe::installHooks() {
             struct Leave {
                 HeldGrowthProbe* probe;
                 ~Leave() {
-                    if (g_active != probe) return;
-                    try {
-                        probe->leave();
-                    } catch (py::error_already_set&) {
-                        PyErr_Clear(); // the mark is lost; the import's own outcome stands
-                    }
+                    if (g_active == probe) probe->leave(); // a lost mark makes the check `error`
                 }
             } leave{probe};
             return original(*args, **kwargs);

@@ -156,23 +156,33 @@ class CyclicGarbageProbe final : public Probe {
         const std::string limits =
             fmt::format("limits: {} instances of one shape, or {} pinned by one shape", limits_.instances,
                         humanBytes(limits_.bytes));
+        // An import runs once: its cycles count against the byte limit, never the instance limit.
         std::vector<size_t> over;
+        std::int64_t atImport = 0;
         for (size_t i = 0; i < others_->shapes.size(); ++i) {
             const CycleShapeCount& shape = others_->shapes[i];
-            if (shape.count >= limits_.instances || shape.bytes.value_or(0) >= limits_.bytes) over.push_back(i);
+            atImport += shape.atImport;
+            if (shape.count - shape.atImport >= limits_.instances || shape.bytes.value_or(0) >= limits_.bytes)
+                over.push_back(i);
         }
+        const std::string imports =
+            atImport == 0 ? ""
+                          : fmt::format(" ({} cycle{} made while modules were imported, once, not counted "
+                                        "against the instance limit)",
+                                        atImport, atImport == 1 ? "" : "s");
         result.details["cyclic_garbage"] = {{"shapes", others_->shapeCount},
                                             {"objects", others_->objects},
                                             {"instance_limit", limits_.instances},
-                                            {"byte_limit", limits_.bytes}};
+                                            {"byte_limit", limits_.bytes},
+                                            {"at_import", atImport}};
         if (over.empty()) {
             result.checks.push_back(
                 {"cyclic-garbage", Status::kPass,
                  others_->shapeCount == 0
                      ? "no cycle without a frame in the garbage"
-                     : fmt::format("{} cycle shape{} without a frame ({} objects), none over the {}",
+                     : fmt::format("{} cycle shape{} without a frame ({} objects), none over the {}{}",
                                    others_->shapeCount, others_->shapeCount == 1 ? "" : "s", others_->objects,
-                                   limits),
+                                   limits, imports),
                  0});
             return;
         }
@@ -205,9 +215,13 @@ class CyclicGarbageProbe final : public Probe {
                 where = limits_.traceSites ? ", made before tracemalloc started"
                                            : " (where they are made: run again with --trace-sites)";
             }
-            finding.summary = fmt::format("{} cycle{} of [{}], {} in all{}", shape.count,
+            finding.summary = fmt::format("{} cycle{} of [{}], {} in all{}{}", shape.count,
                                           shape.count == 1 ? "" : "s", shape.types,
-                                          humanBytes(shape.bytes.value_or(0)), where);
+                                          humanBytes(shape.bytes.value_or(0)), where,
+                                          shape.atImport == 0
+                                              ? ""
+                                              : fmt::format(" ({} made while modules were imported)",
+                                                            shape.atImport));
             findings.push_back(std::move(finding));
         }
         result.checks.push_back({"cyclic-garbage", Status::kFail,

@@ -1,6 +1,8 @@
 #include "probes/probe.h"
 
 #include "leakgate/explain.h"
+#include "lib/scanner/components.h"
+#include "lib/scanner/explain.h"
 #include "lib/report/units.h"
 #include "probes/sentinel_probe.h"
 
@@ -90,14 +92,29 @@ size_t mergeForeign(scanner::FrameCycles& cycles) {
     return objects;
 }
 
+// What a finding pins in all: what sys.getsizeof sees and the payloads it does not.
+std::int64_t pinnedInAll(const Finding& finding) {
+    std::int64_t bytes = finding.bytes;
+    for (const auto& [kind, payload] : finding.payloadBytes)
+        bytes += payload;
+    return bytes;
+}
+
 class FrameCycleProbe final : public Probe {
   public:
-    explicit FrameCycleProbe(std::shared_ptr<OtherCycles> others) : others_(std::move(others)) {}
+    FrameCycleProbe(std::shared_ptr<OtherCycles> others, std::shared_ptr<const ImportTime> imports,
+                    std::int64_t importBytes)
+        : others_(std::move(others)), imports_(std::move(imports)), importBytes_(importBytes) {}
     std::string_view name() const override { return "frame-cycle"; }
 
     void inGarbage(std::span<PyObject* const> garbage, WorkloadResult& result) override {
         const scanner::Payloads payloads = payloadsIn(garbage);
-        scanner::FrameCycles cycles = scanner::explainGarbage(garbage, payloads.empty() ? nullptr : &payloads);
+        const scanner::ObjectGraph graph = scanner::ObjectGraph::buildOver(garbage);
+        const scanner::Components components = scanner::Components::find(graph);
+        scanner::FrameCycles cycles =
+            scanner::explainFrameCycles(graph, components, payloads.empty() ? nullptr : &payloads,
+                                        imports_ && imports_->read ? &imports_->objects : nullptr);
+        atImport(cycles, result);
         size_t saved = garbage.size();
         saved += mergeForeign(cycles);
         result.details["cyclic_garbage_objects"] = saved;
@@ -132,8 +149,11 @@ class FrameCycleProbe final : public Probe {
         if (findings.empty()) {
             result.checks.push_back(
                 {"frame-cycle", Status::kPass,
-                 fmt::format("no frame in cyclic garbage ({} objects collected{})", saved,
-                             others.empty() ? "" : "; " + others),
+                 fmt::format("{} ({} objects collected{})",
+                             result.details.contains("frame_cycles_at_import")
+                                 ? "no frame cycle but those imports made, once (see the note)"
+                                 : "no frame in cyclic garbage",
+                             saved, others.empty() ? "" : "; " + others),
                  0});
         } else {
             // One line for the check: how many shapes (a culprit and its closing locals), how many
@@ -165,13 +185,43 @@ class FrameCycleProbe final : public Probe {
     }
 
   private:
+    // The frame cycles an import made that pin only its frames: a note, unless they pin as much as
+    // the cyclic-garbage byte limit or device memory, which makes them findings like the rest.
+    void atImport(scanner::FrameCycles& cycles, WorkloadResult& result) const {
+        std::int64_t bytes = 0;
+        size_t noted = 0;
+        std::string first;
+        for (Finding& finding : cycles.atImport) {
+            if (pinnedInAll(finding) >= importBytes_ || finding.payloadBytes.contains("device")) {
+                finding.summary += "; made while a module was imported, but it pins over the limit";
+                cycles.findings.push_back(std::move(finding));
+                continue;
+            }
+            result.details["frame_cycles_at_import"].push_back({{"summary", finding.summary},
+                                                                {"bytes", pinnedInAll(finding)}});
+            if (noted++ == 0) first = finding.summary;
+            bytes += pinnedInAll(finding);
+        }
+        if (noted > 0) {
+            result.notes.push_back(fmt::format(
+                "{} frame-cycle shape{} made while a module was imported pin{} only that import's frames ({}): "
+                "retention of one time, not judged; the first: {}",
+                noted, noted == 1 ? "" : "s", noted == 1 ? "s" : "", humanBytes(bytes), first));
+        }
+        std::stable_sort(cycles.findings.begin(), cycles.findings.end(),
+                         [](const Finding& a, const Finding& b) { return pinnedInAll(a) > pinnedInAll(b); });
+    }
+
     std::shared_ptr<OtherCycles> others_;
+    std::shared_ptr<const ImportTime> imports_;
+    std::int64_t importBytes_;
 };
 
 } // namespace
 
-std::unique_ptr<Probe> makeFrameCycleProbe(std::shared_ptr<OtherCycles> others) {
-    return std::make_unique<FrameCycleProbe>(std::move(others));
+std::unique_ptr<Probe> makeFrameCycleProbe(std::shared_ptr<OtherCycles> others,
+                                           std::shared_ptr<const ImportTime> imports, std::int64_t importBytes) {
+    return std::make_unique<FrameCycleProbe>(std::move(others), std::move(imports), importBytes);
 }
 
 } // namespace leakgate::probes

@@ -16,6 +16,8 @@
 // until then.
 #include "probes/probe.h"
 
+#include "probes/import_watch.h"
+
 #include "lib/python/collector.h"
 #include "lib/python/compat.h"
 #include "lib/python/text.h"
@@ -248,40 +250,25 @@ struct Growth {
     std::map<std::string, std::int64_t> payloadBytes;
 };
 
-class HeldGrowthProbe;
-HeldGrowthProbe* g_active = nullptr; // the probe the audit hook and the import wrapper report to
-
-class HeldGrowthProbe final : public Probe {
+class HeldGrowthProbe final : public Probe, ImportListener {
   public:
     explicit HeldGrowthProbe(HeldLimits limits) : limits_(limits) {}
-    ~HeldGrowthProbe() override {
-        if (g_active == this) g_active = nullptr;
-        if (originalImport_ && Py_IsInitialized()) {
-            try {
-                restoreImport();
-            } catch (py::error_already_set&) {
-                PyErr_Clear();
-            }
-        }
-    }
+    ~HeldGrowthProbe() override { unwatchImports(this); }
     std::string_view name() const override { return "held-growth"; }
 
     void before() override {
         marker_.emplace();
         baseline_ = marker_->take();
-        inImport_ = false;
-        depth_ = 0;
         gained_.clear();
         lost_.clear();
-        installHooks();
-        g_active = this;
+        watchImports(this);
     }
 
     void afterReturn(WorkloadResult& result) override {
-        g_active = nullptr;
-        restoreImport();
+        const bool inImport = importing();
+        unwatchImports(this);
         if (!marker_) return;
-        if (!inImport_) close(marker_->take());
+        if (!inImport) close(marker_->take());
         (void)result;
     }
 
@@ -313,22 +300,16 @@ class HeldGrowthProbe final : public Probe {
         gained_.clear();
     }
 
-    // The audit hook: a module starts loading.
-    void loadStarts() {
-        if (inImport_) return;
-        inImport_ = true;
+    // A module starts loading: the program's interval ends (a load no statement started ends it
+    // too, and the next begins only when an import statement returns).
+    void importStarts(bool) override {
         try {
             close(marker_->take());
         } catch (py::error_already_set& error) {
             lost_ = error.what(); // the check says so: what the work added is not known
         }
     }
-    // builtins.__import__ or importlib.import_module, around the call.
-    bool outermost() const { return depth_ == 0; }
-    void enter() { ++depth_; }
-    void leave() {
-        if (--depth_ > 0 || !inImport_) return;
-        inImport_ = false;
+    void importEnds() override {
         try {
             baseline_ = marker_->take();
         } catch (py::error_already_set& error) {
@@ -521,74 +502,12 @@ class HeldGrowthProbe final : public Probe {
                            payload ? fmt::format(" and {} of payloads", humanBytes(payload)) : "");
     }
 
-    void installHooks();
-    void restoreImport();
-
     HeldLimits limits_;
     std::optional<Marker> marker_;
     Mark baseline_;
     std::unordered_map<PyObject*, std::int64_t> gained_;
-    bool inImport_ = false;
-    int depth_ = 0;
     std::string lost_; // why a mark could not be taken: the check is then `error`
-    py::object originalImport_, originalImportModule_;
 };
-
-// Whether `name` (an absolute module name) is loaded already; a relative one may not be.
-bool loaded(py::handle name) {
-    if (!PyUnicode_Check(name.ptr()) || PyUnicode_GET_LENGTH(name.ptr()) == 0 ||
-        PyUnicode_READ_CHAR(name.ptr(), 0) == '.')
-        return false;
-    PyObject* module = PyDict_GetItemWithError(PyImport_GetModuleDict(), name.ptr()); // Borrowed
-    if (!module) PyErr_Clear();
-    return module != nullptr;
-}
-
-int auditHook(const char* event, PyObject*, void*) {
-    if (g_active && std::string_view(event) == "import") {
-        g_active->loadStarts(); // a mark it cannot take makes the check `error`
-    }
-    return 0;
-}
-
-void HeldGrowthProbe::installHooks() {
-    static bool hooked = false; // an audit hook cannot be removed: one for the process
-    if (!hooked) {
-        PySys_AddAuditHook(auditHook, nullptr);
-        hooked = true;
-    }
-    py::module_ builtins = py::module_::import("builtins");
-    py::module_ importlib = py::module_::import("importlib");
-    originalImport_ = builtins.attr("__import__");
-    originalImportModule_ = importlib.attr("import_module");
-    // `pure`: the call loads through importlib's Python code (import_module), which raises no
-    // "import" audit event: a name not yet in sys.modules starts a load there and then.
-    auto wrap = [](py::object original, bool pure) {
-        return py::cpp_function([original, pure](py::args args, py::kwargs kwargs) -> py::object {
-            HeldGrowthProbe* probe = g_active;
-            if (!probe) return original(*args, **kwargs);
-            if (pure && probe->outermost() && args.size() > 0 && !loaded(args[0])) probe->loadStarts();
-            probe->enter();
-            struct Leave {
-                HeldGrowthProbe* probe;
-                ~Leave() {
-                    if (g_active == probe) probe->leave(); // a lost mark makes the check `error`
-                }
-            } leave{probe};
-            return original(*args, **kwargs);
-        });
-    };
-    builtins.attr("__import__") = wrap(originalImport_, false);
-    importlib.attr("import_module") = wrap(originalImportModule_, true);
-}
-
-void HeldGrowthProbe::restoreImport() {
-    if (!originalImport_) return;
-    py::module_::import("builtins").attr("__import__") = originalImport_;
-    py::module_::import("importlib").attr("import_module") = originalImportModule_;
-    originalImport_ = py::object();
-    originalImportModule_ = py::object();
-}
 
 } // namespace
 

@@ -11,6 +11,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 namespace leakgate::probes {
@@ -53,9 +54,26 @@ struct OtherCycles {
     std::int64_t shapeCount = 0;
     std::int64_t objects = 0;
 };
+// The objects the program made while a module was being imported (probes/import_marks.cpp): an
+// import runs once, so what it leaves is retention of one time, judged apart by the frame-cycle,
+// cyclic-garbage and retained-frame probes given it. Filled at the first read (afterReturn).
+struct ImportTime {
+    bool read = false;
+    // Borrowed and compared by address only: an object of the garbage or a retained frame was
+    // alive at the first read, so its address is its identity until the last.
+    std::unordered_set<PyObject*> objects;
+    std::int64_t imports = 0; // import statements that loaded modules
+    std::string unknown;      // why no object could be told apart ("" when they were)
+};
+// Places the marks (no check of its own): must come before the probes that read `time`.
+std::unique_ptr<Probe> makeImportMarksProbe(std::shared_ptr<ImportTime> time);
 // Explains every frame cycle in the saved garbage (check `frame-cycle`); `others`, when given,
-// gets the cycles no frame closes.
-std::unique_ptr<Probe> makeFrameCycleProbe(std::shared_ptr<OtherCycles> others = nullptr);
+// gets the cycles no frame closes. With `imports`, a frame cycle made while a module was imported
+// that pins only that import's frames (scanner::onlyImportFrames) and less than `importBytes`
+// (payloads included) is a note, not a finding.
+std::unique_ptr<Probe> makeFrameCycleProbe(std::shared_ptr<OtherCycles> others = nullptr,
+                                           std::shared_ptr<const ImportTime> imports = nullptr,
+                                           std::int64_t importBytes = 0);
 // When cycles without a frame are a finding (docs/definitions.md, "Cyclic garbage"): one shape
 // with at least `instances` cycles, or whose cycles pin at least `bytes` (payloads included).
 struct CycleLimits {
@@ -78,7 +96,10 @@ std::unique_ptr<Probe> makeHeldGrowthProbe(HeldLimits limits);
 // (check `retained-frame`). `onlyNew`: leave out the frames that were already retained before the
 // measured code ran (the Python package measures inside a long-lived process, a test runner
 // that keeps the tracebacks of earlier failures).
-std::unique_ptr<Probe> makeRetainedFrameProbe(bool onlyNew = false);
+// With `imports`, a frame made while a module was imported whose chain holds only that import's
+// frames, pinning less than `importBytes`, is a note, not a finding.
+std::unique_ptr<Probe> makeRetainedFrameProbe(bool onlyNew = false, std::shared_ptr<const ImportTime> imports = nullptr,
+                                              std::int64_t importBytes = 0);
 // Gives every sentinel the workload made a verdict (check `sentinels`). `planned`: the fewest the
 // workload's own code places before the target's runs; fewer placed is `error` (the harness was
 // changed under it), never `skip`.

@@ -5,12 +5,14 @@
 #include "lib/scanner/explain.h"
 #include "lib/scanner/labels.h"
 #include "lib/scanner/object_graph.h"
+#include "lib/report/units.h"
 
 #include <pybind11/pybind11.h>
 
 #include <fmt/format.h>
 
 #include <cctype>
+#include <optional>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -114,7 +116,8 @@ std::vector<PyObject*> framesOutsideCalls(const py::list& objects, size_t* liveF
 
 class RetainedFrameProbe final : public Probe {
   public:
-    explicit RetainedFrameProbe(bool onlyNew) : onlyNew_(onlyNew) {}
+    RetainedFrameProbe(bool onlyNew, std::shared_ptr<const ImportTime> imports, std::int64_t importBytes)
+        : onlyNew_(onlyNew), imports_(std::move(imports)), importBytes_(importBytes) {}
     std::string_view name() const override { return "retained-frame"; }
 
     void before() override {
@@ -138,26 +141,65 @@ class RetainedFrameProbe final : public Probe {
         }
         earlier_.clear();
         result.details["live_frames"] = frames;
+        // Frames an import made whose chain is only that import's: explained apart, and a note
+        // unless they pin as much as the limit.
+        std::vector<PyObject*> oneOff;
+        if (imports_ && imports_->read && !imports_->objects.empty()) {
+            std::erase_if(retained, [&](PyObject* frame) {
+                if (!imports_->objects.contains(frame) || !scanner::onlyImportFrames(frame)) return false;
+                oneOff.push_back(frame);
+                return true;
+            });
+            // A frame on their f_back chains (the importer's module frame, which exits later and
+            // is tracked then) is kept by them: theirs too.
+            std::unordered_set<PyObject*> chained;
+            for (PyObject* frame : oneOff) {
+                OwnedRef back = python::frameBack(reinterpret_cast<PyFrameObject*>(frame));
+                while (back && PyFrame_Check(back.get()) && chained.insert(back.get()).second)
+                    back = python::frameBack(reinterpret_cast<PyFrameObject*>(back.get()));
+            }
+            std::erase_if(retained, [&](PyObject* frame) {
+                if (!chained.contains(frame)) return false;
+                oneOff.push_back(frame);
+                return true;
+            });
+        }
+        std::optional<HeapGraph> heap;
+        if (!oneOff.empty()) {
+            heap.emplace(heapGraph(objects));
+            std::vector<Finding> once = explain(*heap, oneOff);
+            std::int64_t bytes = 0;
+            for (const Finding& finding : once) {
+                bytes += finding.bytes;
+                for (const auto& [kind, payload] : finding.payloadBytes)
+                    bytes += payload;
+            }
+            if (bytes >= importBytes_) {
+                retained.insert(retained.end(), oneOff.begin(), oneOff.end());
+            } else {
+                result.details["retained_frames_at_import"] = oneOff.size();
+                result.notes.push_back(fmt::format(
+                    "{} frame{} made while a module was imported, kept with only that import's frames "
+                    "({}): retention of one time, not judged; the first: {}",
+                    oneOff.size(), oneOff.size() == 1 ? "" : "s", humanBytes(bytes),
+                    once.empty() ? std::string("?") : once.front().summary));
+            }
+        }
         if (retained.empty()) {
-            const size_t running = frames - earlier;
+            const size_t running = frames - earlier - oneOff.size();
+            std::string apart;
+            if (earlier) apart += fmt::format("; {} retained before the measurement began, left out", earlier);
+            if (!oneOff.empty()) apart += fmt::format("; {} kept by imports, once (see the note)", oneOff.size());
             result.checks.push_back(
                 {"retained-frame", Status::kPass,
-                 fmt::format("no frame outlived its call ({} live frame{}, each running or suspended{})",
-                             running, running == 1 ? "" : "s",
-                             earlier ? fmt::format("; {} retained before the measurement began, left out",
-                                                   earlier)
-                                     : ""),
+                 fmt::format("no frame outlived its call ({} live frame{}, each running or suspended{})", running,
+                             running == 1 ? "" : "s", apart),
                  0});
             return;
         }
 
-        auto [graph, external] = heapGraph(objects);
-        std::vector<scanner::NodeId> retainedNodes;
-        for (PyObject* frame : retained)
-            retainedNodes.push_back(*graph.find(frame));
-        RootNamer namer;
-        auto findings =
-            scanner::explainRetainedFrames({graph, retainedNodes, external, std::cref(namer)});
+        if (!heap) heap.emplace(heapGraph(objects));
+        std::vector<Finding> findings = explain(*heap, retained);
         std::int64_t pinned = 0;
         for (const auto& finding : findings)
             pinned += finding.bytes;
@@ -173,7 +215,17 @@ class RetainedFrameProbe final : public Probe {
     }
 
   private:
+    static std::vector<Finding> explain(const HeapGraph& heap, const std::vector<PyObject*>& frames) {
+        std::vector<scanner::NodeId> nodes;
+        for (PyObject* frame : frames)
+            nodes.push_back(*heap.graph.find(frame));
+        RootNamer namer;
+        return scanner::explainRetainedFrames({heap.graph, nodes, heap.external, std::cref(namer)});
+    }
+
     bool onlyNew_;
+    std::shared_ptr<const ImportTime> imports_;
+    std::int64_t importBytes_;
     std::unordered_map<PyObject*, py::object> earlier_; // the frames retained before `before`
 };
 
@@ -228,8 +280,9 @@ std::vector<std::string> holdersOf(std::span<PyObject* const> objects) {
     return holders;
 }
 
-std::unique_ptr<Probe> makeRetainedFrameProbe(bool onlyNew) {
-    return std::make_unique<RetainedFrameProbe>(onlyNew);
+std::unique_ptr<Probe> makeRetainedFrameProbe(bool onlyNew, std::shared_ptr<const ImportTime> imports,
+                                              std::int64_t importBytes) {
+    return std::make_unique<RetainedFrameProbe>(onlyNew, std::move(imports), importBytes);
 }
 
 } // namespace leakgate::probes

@@ -52,6 +52,9 @@ struct FrameCycles {
     std::vector<PyObject*> otherExamples;
     std::int64_t otherShapes = 0;
     std::int64_t otherObjects = 0;
+    // Frame cycles made while a module was imported that pin only that import's frames (filled
+    // only where the caller told which objects an import made): retention of one time.
+    std::vector<Finding> atImport;
 };
 
 // The frame cycles among `garbage` (borrowed), typically what a DEBUG_SAVEALL collection saved:

@@ -52,6 +52,7 @@ struct CycleShapeCount {
     std::string types; // the types in the cycle: "CField, tuple"
     std::string cycle; // its edges: " --_objects--> `dict` object --..."
     std::optional<std::int64_t> bytes; // what its cycles pin in all, where the scanner measured it
+    std::int64_t atImport = 0;         // of `count`, made while a module was imported (scan): not judged
 };
 
 // A local of a frame that a cycle pins, holding payloads (a tensor, an array, a list of them):

@@ -91,6 +91,10 @@ py::list objects() {
     return original("get_objects")();
 }
 
+py::list objects(int generation) {
+    return original("get_objects")(generation);
+}
+
 py::object threshold() {
     return original("get_threshold")();
 }

@@ -259,6 +259,7 @@ void from_json(const json& in, AllocationSite& site) {
 void to_json(json& out, const CycleShapeCount& shape) {
     out = json{{"count", shape.count}, {"types", shape.types}, {"cycle", shape.cycle}};
     if (shape.bytes) out["bytes"] = *shape.bytes;
+    if (shape.atImport) out["at_import"] = shape.atImport;
 }
 
 void from_json(const json& in, CycleShapeCount& shape) {
@@ -266,6 +267,7 @@ void from_json(const json& in, CycleShapeCount& shape) {
     in.at("types").get_to(shape.types);
     in.at("cycle").get_to(shape.cycle);
     if (in.contains("bytes") && !in.at("bytes").is_null()) shape.bytes = wholeNumber<std::int64_t>(in.at("bytes"));
+    if (in.contains("at_import")) shape.atImport = wholeNumber<std::int64_t>(in.at("at_import"));
 }
 
 void to_json(json& out, const Finding& finding) {

@@ -598,7 +598,20 @@ std::string renderRetention(const std::string& root, const std::vector<PathStep>
     for (size_t i = first; i < steps.size(); ++i) {
         const PathStep& step = steps[i];
         bool joins = step.kind == "attribute" || step.kind == "item" || step.kind == "index";
-        text += joins ? step.label : " -> " + step.label;
+        if (joins) {
+            text += step.label;
+            continue;
+        }
+        // A run of one edge (an f_back chain 49 frames deep) is said once, with its count.
+        size_t run = 1;
+        while (i + run < steps.size() && steps[i + run].kind == step.kind && steps[i + run].label == step.label)
+            ++run;
+        if (run > 2) {
+            text += fmt::format(" -> {} (x{})", step.label, run);
+            i += run - 1;
+        } else {
+            text += " -> " + step.label;
+        }
     }
     return text;
 }
@@ -990,7 +1003,17 @@ struct ShapeGroups {
     std::map<std::string, std::vector<NodeId>> sources;
 };
 
-ShapeGroups groupShapes(const ObjectGraph& garbage, const Components& components, std::span<const ComponentId> only) {
+// Whether every member of `component` is among `made` (the objects an import made).
+bool madeBy(const ObjectGraph& garbage, const Components& components, ComponentId component,
+            const std::unordered_set<PyObject*>* made) {
+    if (!made) return false;
+    for (NodeId node : components.members(component))
+        if (!made->contains(garbage.object(node))) return false;
+    return true;
+}
+
+ShapeGroups groupShapes(const ObjectGraph& garbage, const Components& components, std::span<const ComponentId> only,
+                        const std::unordered_set<PyObject*>* madeAtImport = nullptr) {
     // Grouped by the set of type objects first (no string per member: garbage of a million
     // objects is mostly cycles no frame closes), then by the names the report shows.
     std::map<std::vector<PyTypeObject*>, std::vector<ComponentId>> byTypes;
@@ -1020,6 +1043,7 @@ ShapeGroups groupShapes(const ObjectGraph& garbage, const Components& components
             auto of = components.members(component);
             nodes.push_back(of.front());
             shape.objects += static_cast<std::int64_t>(of.size());
+            if (madeBy(garbage, components, component, madeAtImport)) ++shape.atImport;
         }
     }
     return grouped;
@@ -1253,8 +1277,31 @@ FrameCycles explainGarbage(std::span<PyObject* const> garbage, const Payloads* p
     return explainFrameCycles(graph, components, payloads);
 }
 
+bool onlyImportFrames(PyObject* frame) {
+    // Top (the frame) to bottom (the outermost), then judged from the bottom up.
+    struct Kind {
+        bool machinery, function;
+    };
+    std::vector<Kind> chain;
+    OwnedRef at = own(Py_NewRef(frame));
+    while (at && PyFrame_Check(at.get()) && chain.size() < 100000) {
+        PyObject* current = at.get();
+        OwnedRef code = python::frameCode(reinterpret_cast<PyFrameObject*>(current));
+        const bool machinery = isImportMachineryFrame(current);
+        const bool optimized = (reinterpret_cast<PyCodeObject*>(code.get())->co_flags & CO_OPTIMIZED) != 0;
+        chain.push_back({machinery, optimized && !machinery && !isHarnessFrame(current)});
+        at = python::frameBack(reinterpret_cast<PyFrameObject*>(current));
+    }
+    bool importBelow = false;
+    for (auto kind = chain.rbegin(); kind != chain.rend(); ++kind) {
+        if (kind->function && !importBelow) return false;
+        importBelow = importBelow || kind->machinery;
+    }
+    return true;
+}
+
 FrameCycles explainFrameCycles(const ObjectGraph& garbage, const Components& components,
-                               const Payloads* payloads) {
+                               const Payloads* payloads, const std::unordered_set<PyObject*>* madeAtImport) {
     struct Group {
         Finding finding;
         bool throughOwnLocals = false;
@@ -1278,6 +1325,8 @@ FrameCycles explainFrameCycles(const ObjectGraph& garbage, const Components& com
         // the one shown (compared among the first kComparedInstances only: one walk of the
         // garbage for every 8).
         std::vector<std::pair<NodeId, NodeId>> instances;
+        // Every instance was made while a module was imported and pins only its frames.
+        bool atImport = true;
     };
     constexpr size_t kComparedInstances = 32;
     std::map<std::pair<PyObject*, std::string>, Group> groups; // (culprit code, closing locals)
@@ -1327,6 +1376,8 @@ FrameCycles explainFrameCycles(const ObjectGraph& garbage, const Components& com
                     baseName(where.file) == "contextlib.py";
             }
         }
+        group.atImport = group.atImport && madeBy(garbage, components, component, madeAtImport) &&
+                         onlyImportFrames(frame);
         group.members.push_back(components.members(component).front());
         if (group.instances.size() < kComparedInstances)
             group.instances.emplace_back(components.members(component).front(), culprit->frame);
@@ -1340,7 +1391,7 @@ FrameCycles explainFrameCycles(const ObjectGraph& garbage, const Components& com
         sourceSets.front().insert(sourceSets.front().end(), group.members.begin(), group.members.end());
         if (groups.size() > 1) sourceSets.push_back(std::move(group.members));
     }
-    const ShapeGroups shapes = groupShapes(garbage, components, others);
+    const ShapeGroups shapes = groupShapes(garbage, components, others, madeAtImport);
     const size_t firstShape = sourceSets.size();
     for (const auto& [key, nodes] : shapes.sources)
         sourceSets.push_back(nodes);
@@ -1394,7 +1445,7 @@ FrameCycles explainFrameCycles(const ObjectGraph& garbage, const Components& com
         }
         if (group.occurrences > 1) finding.summary += fmt::format(" ({} instances)", group.occurrences);
         finding.summary += describeHolders(finding); // what it pins that sys.getsizeof does not see
-        result.instances += group.occurrences;
+        if (!group.atImport) result.instances += group.occurrences;
         finding.fix = fixFor(finding);
         if (group.contextManagerGenerator) {
             finding.fix = fmt::format(
@@ -1420,7 +1471,7 @@ FrameCycles explainFrameCycles(const ObjectGraph& garbage, const Components& com
             finding.fix = fmt::format("Line {} binds `{}` ({}). {}", group.binding->line, finding.locals.front(),
                                       baseName(group.binding->file), finding.fix);
         }
-        findings.push_back(std::move(finding));
+        (group.atImport ? result.atImport : findings).push_back(std::move(finding));
     }
     // Most memory first, what sys.getsizeof sees and the payloads it does not (device, torch).
     auto pinnedInAll = [](const Finding& finding) {
@@ -1445,7 +1496,7 @@ FrameCycles explainFrameCycles(const ObjectGraph& garbage, const Components& com
             std::string cycle;
             for (const PathStep& step : shape.cycle)
                 cycle += fmt::format(" --{}--> {}", step.label, step.to);
-            result.otherCycles.push_back({shape.count, shape.types, cycle, shape.bytes});
+            result.otherCycles.push_back({shape.count, shape.types, cycle, shape.bytes, shape.atImport});
             result.otherExamples.push_back(shape.example);
         }
     }

@@ -9,6 +9,7 @@
 
 #include <functional>
 #include <span>
+#include <unordered_set>
 #include <vector>
 
 namespace leakgate::scanner {
@@ -18,8 +19,20 @@ namespace leakgate::scanner {
 
 // Frame cycles among the objects a DEBUG_SAVEALL collection saved (`garbage`), from its graph.
 // Call with the GIL held, after the graph is built.
+// With `madeAtImport` (the objects made while a module was imported, probes/import_marks.cpp), a
+// frame cycle whose every instance was made so and pins only that import's frames
+// (onlyImportFrames) goes to `atImport` instead of `findings`, and each other shape counts its
+// cycles made so (CycleShapeCount::atImport).
 FrameCycles explainFrameCycles(const ObjectGraph& garbage, const Components& components,
-                               const Payloads* payloads = nullptr);
+                               const Payloads* payloads = nullptr,
+                               const std::unordered_set<PyObject*>* madeAtImport = nullptr);
+
+// Whether `frame` and its f_back chain hold only what an import runs: importlib's own frames,
+// module-level code (a module's body, a class body), leakgate's harness, and functions an import
+// called (an importlib frame further down the chain). A function frame with no import below it is
+// the program's own call, the importer (`forward`, which imports a kernel module lazily): what an
+// import pins there outlives the import. Call with the GIL held.
+bool onlyImportFrames(PyObject* frame);
 
 // Frames that outlived a full collection. `heap` is the graph of every tracked object,
 // `retained` the frames that no thread runs and no generator owns, `external[n]` the references
@@ -62,6 +75,7 @@ std::vector<Footprint> footprints(const ObjectGraph& graph, const Components& co
 struct CycleShape {
     std::string types;           // "CArgObject, c_void_p, dict"
     std::int64_t count = 0;      // components of this shape
+    std::int64_t atImport = 0;   // of those, made while a module was imported
     std::int64_t objects = 0;    // objects in them
     std::int64_t bytes = 0;      // what they pin in all (their footprint: members and owned leaves)
     std::vector<PathStep> cycle; // example: first member -> ... -> first member

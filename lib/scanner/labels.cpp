@@ -389,6 +389,15 @@ bool isStandardLibraryFrame(PyObject* frame) {
     return file && isStandardLibraryFile(file);
 }
 
+bool isImportMachineryFrame(PyObject* frame) {
+    const char* file = frameFileName(frame);
+    if (!file) return false;
+    const std::string_view name(file);
+    // Frozen since 3.3 ("<frozen importlib._bootstrap>"); a build may run the source files.
+    return name.starts_with("<frozen importlib._bootstrap") || name.ends_with("/importlib/_bootstrap.py") ||
+           name.ends_with("/importlib/_bootstrap_external.py");
+}
+
 namespace {
 // The standard library's directories (sysconfig's stdlib and platstdlib of this interpreter, a
 // venv's base), read once, each ending in '/'.

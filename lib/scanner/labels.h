@@ -33,6 +33,8 @@ FrameInfo frameInfo(PyObject* frame);
 // when the code under test keeps it (lib/scanner/explain.h).
 bool isHarnessFrame(PyObject* frame);
 bool isHarnessFile(std::string_view file);
+// importlib's own code, which runs every import (_find_and_load, exec_module, ...).
+bool isImportMachineryFrame(PyObject* frame);
 // Whether a code file is the standard library's (sysconfig's stdlib directories, not
 // site-packages): such a frame is named as the mechanism of a cycle, not as its fix site.
 bool isStandardLibraryFile(std::string_view file);

@@ -178,11 +178,15 @@ WorkloadResult runScript(const WorkerSpec& spec) {
     probes::ProbeList probes;
     probes::explainForeignCollections(true);
     probes.push_back(probes::makeGcGuardProbe());
+    // What the program's imports made, once, is told apart from what its work made (an import of
+    // torch leaves 877 cycles, every time, of no use to anyone: not a leak of the work).
+    auto imports = std::make_shared<probes::ImportTime>();
+    probes.push_back(probes::makeImportMarksProbe(imports));
     auto others = std::make_shared<probes::OtherCycles>();
-    probes.push_back(probes::makeFrameCycleProbe(others));
+    probes.push_back(probes::makeFrameCycleProbe(others, imports, spec.cycleBytes));
     probes.push_back(probes::makeCyclicGarbageProbe(
         {spec.cycleInstances, spec.cycleBytes, spec.traceSites}, others));
-    probes.push_back(probes::makeRetainedFrameProbe());
+    probes.push_back(probes::makeRetainedFrameProbe(false, imports, spec.cycleBytes));
     probes.push_back(probes::makeHeldGrowthProbe({spec.heldEntries, spec.heldBytes}));
     // A script may place sentinels of its own (`_leakgate.sentinel`, `device_sentinel`, `track`):
     // they get verdicts, bytes by payload kind and the device memory they hold.

@@ -174,12 +174,13 @@ def _parse_expectation(text: str, number: int, where: str) -> Expectation:
                 )
             props.append((key, value))
         return Expectation(verb, number, text, kind=kind, props=props)
-    if verb in ("error", "other-cycle"):
+    if verb in ("error", "other-cycle", "note", "check-says"):
         if not rest:
             raise FixtureFormatError(f"{where}: '# expect: {verb}' needs a SUBSTRING")
         return Expectation(verb, number, text, substring=rest)
     raise FixtureFormatError(
-        f"{where}: unknown expectation {verb!r} (known: exit, finding, no-finding, error, other-cycle)"
+        f"{where}: unknown expectation {verb!r} (known: exit, finding, no-finding, error, other-cycle, note, "
+        "check-says)"
     )
 
 
@@ -326,6 +327,16 @@ def check_expectations(
                       "other cycle shapes: " + ("; ".join(f"{shape.get('types')} ({shape.get('bytes')} bytes)"
                                                           for shape in shapes) or "none"))
             verdicts.append(Verdict(exp, hit, detail))
+        elif exp.verb == "note":  # a result's note holds the text
+            notes = [note for r in results for note in (r.get("notes") or [])]
+            hit = any(exp.substring in note for note in notes)
+            verdicts.append(Verdict(exp, hit, "found" if hit else "notes: " + ("; ".join(notes) or "none")))
+        elif exp.verb == "check-says":  # CHECK TEXT: that check's line holds the text
+            name, _, text = exp.substring.partition(" ")
+            says = [str(c.get("reason") or "") for r in results
+                    for c in (r.get("checks") or []) if c.get("name") == name]
+            hit = any(text in line for line in says)
+            verdicts.append(Verdict(exp, hit, "found" if hit else f"{name} says: " + ("; ".join(says) or "nothing")))
         else:  # error
             errored = [r for r in results if r.get("status") == "error"]
             hit = any(exp.substring in text for r in errored for text in _error_texts(r))

@@ -23,6 +23,7 @@
 #include <fmt/format.h>
 
 #include <memory>
+#include <optional>
 #include <string>
 
 namespace leakgate::package {
@@ -58,7 +59,9 @@ Region* g_active = nullptr; // regions do not nest: one measurement owns the col
 // Each region is measured once.
 class Region {
   public:
-    explicit Region(std::string name) {
+    // `held`: the held-growth probe too (its limits), off by default: its marks walk every
+    // module's namespace at the start, at every import and at the end.
+    explicit Region(std::string name, std::optional<probes::HeldLimits> held = std::nullopt) : held_(held) {
         result_.workload = "region";
         result_.subject = std::move(name);
     }
@@ -99,6 +102,7 @@ class Region {
             probes_.push_back(probes::makeFrameCycleProbe(others));
             probes_.push_back(probes::makeCyclicGarbageProbe(probes::CycleLimits{}, others));
             probes_.push_back(probes::makeRetainedFrameProbe(/*onlyNew=*/true));
+            if (held_) probes_.push_back(probes::makeHeldGrowthProbe(*held_));
             probes_.push_back(probes::makeDeviceMemoryProbe());
             measurement_ = std::make_unique<probes::Measurement>(result_, probes_);
             measurement_->begin();
@@ -177,6 +181,7 @@ class Region {
     }
 
     WorkloadResult result_;
+    std::optional<probes::HeldLimits> held_;
     State state_ = State::kNew;
     bool gcWasEnabled_ = false;
     bool counting_ = false;
@@ -213,7 +218,19 @@ PYBIND11_MODULE(_native, module) {
     leakgate::probes::defineSentinelModule(module);
     module.attr("__version__") = LEAKGATE_VERSION;
     py::class_<Region>(module, "Region")
-        .def(py::init<std::string>(), py::arg("name"))
+        .def(py::init([](std::string name, std::optional<std::int64_t> heldEntries,
+                         std::optional<std::int64_t> heldBytes) {
+                 std::optional<leakgate::probes::HeldLimits> held;
+                 if (heldEntries || heldBytes) {
+                     held.emplace();
+                     if (heldEntries) held->entries = *heldEntries;
+                     if (heldBytes) held->bytes = *heldBytes;
+                     if (held->entries < 1 || held->bytes < 1)
+                         throw leakgate::UsageError("held_entries and held_bytes must be at least 1");
+                 }
+                 return std::make_unique<Region>(std::move(name), held);
+             }),
+             py::arg("name"), py::arg("held_entries") = py::none(), py::arg("held_bytes") = py::none())
         .def_property_readonly("active", &Region::active)
         .def("begin", &Region::begin, "Disable the collector, collect what is already garbage, start the probes.")
         .def("finish", &Region::finish, "The three reads: {'json': schema leakgate/1 result, 'text': the report}.")

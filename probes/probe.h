@@ -4,6 +4,7 @@
 
 #include "leakgate/explain.h"
 #include "leakgate/probe.h"
+#include "lib/base/pointer_set.h"
 #include "lib/scanner/object_graph.h"
 
 #include <functional>
@@ -61,7 +62,7 @@ struct ImportTime {
     bool read = false;
     // Borrowed and compared by address only: an object of the garbage or a retained frame was
     // alive at the first read, so its address is its identity until the last.
-    std::unordered_set<PyObject*> objects;
+    PointerSet objects;
     std::int64_t imports = 0; // import statements that loaded modules
     std::string unknown;      // why no object could be told apart ("" when they were)
 };

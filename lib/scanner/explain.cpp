@@ -1005,7 +1005,7 @@ struct ShapeGroups {
 
 // Whether every member of `component` is among `made` (the objects an import made).
 bool madeBy(const ObjectGraph& garbage, const Components& components, ComponentId component,
-            const std::unordered_set<PyObject*>* made) {
+            const PointerSet* made) {
     if (!made) return false;
     for (NodeId node : components.members(component))
         if (!made->contains(garbage.object(node))) return false;
@@ -1013,7 +1013,7 @@ bool madeBy(const ObjectGraph& garbage, const Components& components, ComponentI
 }
 
 ShapeGroups groupShapes(const ObjectGraph& garbage, const Components& components, std::span<const ComponentId> only,
-                        const std::unordered_set<PyObject*>* madeAtImport = nullptr) {
+                        const PointerSet* madeAtImport = nullptr) {
     // Grouped by the set of type objects first (no string per member: garbage of a million
     // objects is mostly cycles no frame closes), then by the names the report shows.
     std::map<std::vector<PyTypeObject*>, std::vector<ComponentId>> byTypes;
@@ -1301,7 +1301,7 @@ bool onlyImportFrames(PyObject* frame) {
 }
 
 FrameCycles explainFrameCycles(const ObjectGraph& garbage, const Components& components,
-                               const Payloads* payloads, const std::unordered_set<PyObject*>* madeAtImport) {
+                               const Payloads* payloads, const PointerSet* madeAtImport) {
     struct Group {
         Finding finding;
         bool throughOwnLocals = false;

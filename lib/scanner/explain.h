@@ -4,6 +4,7 @@
 
 #include "leakgate/explain.h"
 #include "leakgate/report.h"
+#include "lib/base/pointer_set.h"
 #include "lib/scanner/components.h"
 #include "lib/scanner/object_graph.h"
 
@@ -25,7 +26,7 @@ namespace leakgate::scanner {
 // cycles made so (CycleShapeCount::atImport).
 FrameCycles explainFrameCycles(const ObjectGraph& garbage, const Components& components,
                                const Payloads* payloads = nullptr,
-                               const std::unordered_set<PyObject*>* madeAtImport = nullptr);
+                               const PointerSet* madeAtImport = nullptr);
 
 // Whether `frame` and its f_back chain hold only what an import runs: importlib's own frames,
 // module-level code (a module's body, a class body), leakgate's harness, and functions an import

@@ -649,6 +649,18 @@ def _fresh_reference():
     return importlib.import_module(REFERENCE_MODULE)
 
 
+def prepare_reference():
+    """The reference's scalar types, by name: imported before any of the target's code runs (the
+    launch workload measures the reference first, so nothing the target does reaches its
+    figures)."""
+    return scalar_types_of(_fresh_reference())
+
+
+def prepare_target_launch(spec):
+    """The target's scalar types, by name."""
+    return scalar_types_of(load_target(spec))
+
+
 def prepare_launch(spec):
     """The target's and the reference's scalar types, by name."""
     target = scalar_types_of(load_target(spec))

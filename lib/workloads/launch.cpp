@@ -1,5 +1,5 @@
 // The launch path's workloads: `launch` (allocator calls, net blocks and cyclic garbage per
-// packing call, the target beside the reference in the same worker), `values` (the bytes behind
+// packing call, the reference measured first, before the target is imported), `values` (the bytes behind
 // every packed pointer, and whether a stream of distinct values is kept), and `soak` (the
 // incident's training loop, RSS over steps; the gate compares target and reference slopes).
 #include "lib/workloads/workload.h"
@@ -12,6 +12,7 @@
 #include "lib/report/units.h"
 #include "lib/scanner/explain.h"
 #include "lib/workloads/harness_loader.h"
+#include "lib/workloads/launch_protocol.h"
 #include "lib/workloads/scalar_cases.h"
 #include "leakgate/allocations.h"
 #include "probes/probe.h"
@@ -24,6 +25,7 @@
 #include <bit>
 #include <cmath>
 #include <limits>
+#include <map>
 #include <optional>
 
 namespace leakgate::workloads {
@@ -49,12 +51,64 @@ constexpr std::int64_t kMinConfirmingValues = 25'600;
 WorkloadResult runLaunch(const WorkerSpec& spec) {
     WorkloadResult result = newResult(spec, "launch");
     py::module_ harness = loadHarness();
-    auto types = scalarTypesOrSkip(result, harness, spec,
-                                   {"launch-allocations", "launch-net-blocks", "launch-cyclic-garbage"});
-    if (!types) return result;
-    auto& [targetTypes, referenceTypes] = *types;
+    // The reference first, measured in full before any of the target's code runs: what the target
+    // does once loaded (a patched ctypes, a slowed packer) cannot reach the figures it is judged
+    // against. Interleaving target and reference runs bought nothing for these counts.
+    py::dict referenceTypes;
+    try {
+        referenceTypes = harness.attr("prepare_reference")();
+    } catch (py::error_already_set& error) {
+        result.error = WorkloadError{fmt::format("the reference runtime could not be imported: {}", error.what()),
+                                     std::nullopt, ""};
+        return result;
+    }
+    if (std::optional<std::string> wrong = sealReference()) {
+        result.error = WorkloadError{*wrong, std::nullopt, ""};
+        return result;
+    }
     probes::AllocationCounter::install();
     const auto [calls, runs, warmup] = loopSettings(spec);
+    // Each case's name: "Int32(7) T(v).__c_pointers__()".
+    auto caseName = [](const ScalarType& type, py::handle value, int form) {
+        return fmt::format("{}({}) {}", type.name, valueRepr(value),
+                           form == 0 ? "T(v).__c_pointers__()" : "t.__c_pointers__()");
+    };
+    std::map<std::string, std::vector<Run>> referenceRuns;
+    {
+        probes::ProbeList probes;
+        probes.push_back(probes::makeGcGuardProbe());
+        measure(
+            result, probes,
+            [&] {
+                for (const ScalarType& type : scalarTypes()) {
+                    if (!referenceTypes.contains(type.name)) continue;
+                    py::object referenceType = referenceTypes[py::str(type.name)];
+                    for (py::handle value : harness.attr("representative_values")(type.name)) {
+                        py::tuple referenceCalls = harness.attr("launch_calls")(referenceType, value);
+                        for (int form = 0; form < 2; ++form) {
+                            py::object call = referenceCalls[py::int_(form)];
+                            measureRun(call, warmup);
+                            std::vector<Run>& measured = referenceRuns[caseName(type, value, form)];
+                            for (int run = 0; run < runs; ++run)
+                                measured.push_back(measureRun(call, calls));
+                        }
+                    }
+                }
+            },
+            "launch-");
+        if (result.error) return result; // the reference's measurement was not valid: no baseline
+    }
+    py::dict targetTypes;
+    try {
+        targetTypes = harness.attr("prepare_target_launch")(targetSpec(spec));
+    } catch (py::error_already_set& error) {
+        result.error = targetImportError(error);
+        return result;
+    }
+    if (targetTypes.empty()) {
+        skipAll(result, {"launch-allocations", "launch-net-blocks", "launch-cyclic-garbage"}, kNoScalarTypesReason);
+        return result;
+    }
 
     probes::ProbeList probes;
     probes.push_back(probes::makeGcGuardProbe());
@@ -67,38 +121,28 @@ WorkloadResult runLaunch(const WorkerSpec& spec) {
             for (const ScalarType& type : scalarTypes()) {
                 if (!targetTypes.contains(type.name)) continue;
                 py::object targetType = targetTypes[py::str(type.name)];
-                py::object referenceType = referenceTypes.contains(type.name)
-                                               ? py::object(referenceTypes[py::str(type.name)])
-                                               : py::none();
                 for (py::handle value : harness.attr("representative_values")(type.name)) {
                     py::tuple targetCalls = harness.attr("launch_calls")(targetType, value);
-                    py::object referenceCalls =
-                        referenceType.is_none()
-                            ? py::none()
-                            : py::object(harness.attr("launch_calls")(referenceType, value));
                     for (int form = 0; form < 2; ++form) {
                         const char* formName =
                             form == 0 ? "T(v).__c_pointers__()" : "t.__c_pointers__()";
-                        std::string where =
-                            fmt::format("{}({}) {}", type.name, valueRepr(value), formName);
+                        const std::string where = caseName(type, value, form);
                         py::object targetCall = targetCalls[py::int_(form)];
-                        py::object referenceCall = referenceCalls.is_none()
-                                                       ? py::none()
-                                                       : py::object(referenceCalls[py::int_(form)]);
+                        auto reference = referenceRuns.find(where);
+                        const std::vector<Run> noRuns;
+                        const std::vector<Run>& referenceRunsOfCase =
+                            reference == referenceRuns.end() ? noRuns : reference->second;
                         measureRun(targetCall, warmup);
-                        if (!referenceCall.is_none()) measureRun(referenceCall, warmup);
-                        std::vector<Run> targetRuns, referenceRuns;
-                        for (int run = 0; run < runs; ++run) { // interleaved: drift hits both
+                        std::vector<Run> targetRuns;
+                        for (int run = 0; run < runs; ++run)
                             targetRuns.push_back(measureRun(targetCall, calls));
-                            if (!referenceCall.is_none())
-                                referenceRuns.push_back(measureRun(referenceCall, calls));
-                        }
                         json entry = {{"type", type.name},
                                       {"value", valueRepr(value)},
                                       {"form", formName},
                                       {"target", runsJson(targetRuns)},
-                                      {"reference", referenceCall.is_none() ? json(nullptr)
-                                                                            : runsJson(referenceRuns)},
+                                      {"reference", reference == referenceRuns.end()
+                                                        ? json(nullptr)
+                                                        : runsJson(referenceRunsOfCase)},
                                       {"flagged", json::array()}};
                         ++caseCount;
                         for (const Metric& metric : kMetrics) {
@@ -107,7 +151,7 @@ WorkloadResult runLaunch(const WorkerSpec& spec) {
                                                    "one of {} runs of {} calls",
                                                    where, low, metric.what, referenceHigh, runs, calls);
                             };
-                            if (tally.add(metric, targetRuns, referenceRuns, describe, targetCall))
+                            if (tally.add(metric, targetRuns, referenceRunsOfCase, describe, targetCall))
                                 entry["flagged"].push_back(metric.check);
                         }
                         cases.push_back(std::move(entry));

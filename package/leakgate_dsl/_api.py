@@ -37,12 +37,21 @@ class Region:
     `error` and the exception propagates.
     """
 
-    def __init__(self, name: str = "region") -> None:
+    def __init__(self, name: str = "region", *, held: bool = False, held_entries: Optional[int] = None,
+                 held_bytes: Optional[int] = None) -> None:
         if not isinstance(name, str):
             raise TypeError(f"region(): name must be a str, not {type(name).__name__}")
+        for what, value in (("held_entries", held_entries), ("held_bytes", held_bytes)):
+            if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
+                raise ValueError(f"region(): {what} must be a positive int, not {value!r}")
         self.name = name
         self.result: Optional[Result] = None
-        self._native = _native.Region(name)
+        if held or held_entries is not None or held_bytes is not None:
+            # The held-growth check: what the body left in containers a library keeps (its limits,
+            # default 1,000 entries or 64 MiB, as `leakgate scan`'s).
+            self._native = _native.Region(name, held_entries or 1000, held_bytes or (64 << 20))
+        else:
+            self._native = _native.Region(name)
 
     def __enter__(self) -> "Region":
         self._native.begin()
@@ -64,9 +73,12 @@ class Region:
         return assert_clean(self.result, **limits)
 
 
-def region(name: str = "region") -> Region:
-    """A measured region for a `with` statement (see Region)."""
-    return Region(name)
+def region(name: str = "region", *, held: bool = False, held_entries: Optional[int] = None,
+           held_bytes: Optional[int] = None) -> Region:
+    """A measured region for a `with` statement (see Region). `held=True` (or a limit) adds the
+    held-growth check: a container a library keeps that gained `held_entries` entries (default
+    1,000) or whose new entries keep `held_bytes` (default 64 MiB) during the body fails."""
+    return Region(name, held=held, held_entries=held_entries, held_bytes=held_bytes)
 
 
 def measure(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Result:
@@ -188,6 +200,9 @@ def violations(result: Result, *, frame_cycles: Optional[int] = 0, retained_fram
     device = result.check("device-memory")
     if device is not None and device.status == "fail":
         found.append(f"device memory: {device.reason}")
+    held = result.check("held-growth")  # only in a region made with held=True
+    if held is not None and held.status == "fail":
+        found.append(f"held growth: {held.reason}")
     return found
 
 

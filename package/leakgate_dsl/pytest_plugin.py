@@ -42,11 +42,12 @@ LIMITS = {
     "net_blocks": None,
     "cyclic_garbage": None,
 }
-RUN_OPTIONS = {"worker": False, "timeout": 300.0}
+RUN_OPTIONS = {"worker": False, "timeout": 300.0, "held": False}
 MARKER_DOC = ("leakgate(frame_cycles=0, retained_frames=0, sentinels='freed-by-refcount', "
-              "allocations=None, net_blocks=None, cyclic_garbage=None, worker=False, timeout=300): "
+              "allocations=None, net_blocks=None, cyclic_garbage=None, worker=False, timeout=300, held=False): "
               "measure the test's body with leakgate under gc.disable() and fail it on a frame cycle, "
-              "a retained frame or a sentinel that outlived its frame (None: not judged)")
+              "a retained frame or a sentinel that outlived its frame (None: not judged); held=True "
+              "also fails it on a library-held container its body grew (held-growth)")
 
 
 @dataclass(frozen=True)
@@ -54,6 +55,7 @@ class Settings:
     limits: dict
     worker: bool
     timeout: float
+    held: bool = False
 
 
 _SETTINGS = pytest.StashKey[Optional[Settings]]()
@@ -67,6 +69,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--leakgate-worker", action="store_true", default=False,
                     help="run each measured test's body in a forked worker process (a crash or hang "
                          "fails that test only)")
+    group.addoption("--leakgate-held", action="store_true", default=False,
+                    help="also judge held growth: fail a measured test whose body grew a container a "
+                         "library keeps by 1,000 entries or 64 MiB")
     group.addoption("--leakgate-timeout", type=float, default=None,
                     help="seconds a worker process may run (default: the marker's timeout, 300)")
 
@@ -102,7 +107,10 @@ def _settings_of(item: pytest.Item) -> Optional[Settings]:
     timeout = config.getoption("--leakgate-timeout") or keywords.get("timeout", RUN_OPTIONS["timeout"])
     if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout <= 0:
         raise ValueError(f"@pytest.mark.leakgate: timeout must be a positive number of seconds, got {timeout!r}")
-    return Settings(limits, worker, float(timeout))
+    held = keywords.get("held", False)
+    if not isinstance(held, bool):
+        raise ValueError(f"@pytest.mark.leakgate: held must be True or False, got {held!r}")
+    return Settings(limits, worker, float(timeout), held or config.getoption("--leakgate-held"))
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -158,7 +166,7 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function):
     if settings is None or settings.worker:
         return (yield)  # not measured, or measured in a worker (WorkerCall below)
     # A body that raises is the test's own failure: the region measures nothing and re-raises.
-    with _api.Region(pyfuncitem.nodeid) as region:
+    with _api.Region(pyfuncitem.nodeid, held=settings.held) as region:
         outcome = yield
     _judge(pyfuncitem, settings, region.result)
     return outcome
@@ -181,7 +189,7 @@ def pytest_runtest_call(item: pytest.Item):
     if settings.worker:
         pytest.fail(f"leakgate: the worker option runs test functions; {item.nodeid} is a "
                     f"{type(item).__name__}, run in-process instead", pytrace=False)
-    with _api.Region(item.nodeid) as region:
+    with _api.Region(item.nodeid, held=settings.held) as region:
         outcome = yield
     if getattr(item, "_excinfo", None):
         return outcome  # a unittest failure, recorded and reported by pytest: its own result
@@ -235,7 +243,7 @@ def _end_descendants() -> None:
             return
 
 
-def _child(pyfuncitem: pytest.Function, write_fd: int) -> None:
+def _child(pyfuncitem: pytest.Function, write_fd: int, held: bool = False) -> None:
     """In the forked worker: the measured call, then one JSON message on `write_fd`."""
     try:
         os.setpgid(0, 0)  # its own group, so a timeout kills what it started too
@@ -245,7 +253,7 @@ def _child(pyfuncitem: pytest.Function, write_fd: int) -> None:
     message: dict[str, Any]
     try:
         testargs = {name: pyfuncitem.funcargs[name] for name in pyfuncitem._fixtureinfo.argnames}
-        region = _api.Region(pyfuncitem.nodeid)
+        region = _api.Region(pyfuncitem.nodeid, held=held)
         region.__enter__()
         try:
             pyfuncitem.obj(**testargs)
@@ -288,7 +296,7 @@ def _run_in_worker(pyfuncitem: pytest.Function, settings: Settings) -> dict:
         status = 0
         try:
             os.close(read_fd)
-            _child(pyfuncitem, write_fd)
+            _child(pyfuncitem, write_fd, settings.held)
             sys.stdout.flush()
             sys.stderr.flush()
         except BaseException:

@@ -9,7 +9,7 @@ import sys
 import pytest
 
 import leakgate_dsl
-from conftest import PACKAGE, SOURCE, KERNEL
+from conftest import FIXTURES, PACKAGE, SOURCE, KERNEL, load
 
 MIB = 1 << 20
 
@@ -256,3 +256,37 @@ def test_what_the_caller_kept_in_gc_garbage_is_put_back():
         assert gc.garbage == [kept]
     finally:
         gc.garbage.clear()
+
+
+@pytest.fixture
+def heldlib():
+    """The held-growth fixtures' library: `convert(key)` caches a 4 KiB buffer per new key and
+    never evicts. Registered in sys.modules, where a library lives (and held-growth looks)."""
+    name = "leakgate_test_heldlib_convert"
+    module = load(FIXTURES / "scan/heldlib/convert.py", name)
+    sys.modules[name] = module
+    yield module
+    del sys.modules[name]
+
+
+def test_a_region_with_held_judges_what_the_body_left_in_a_library_cache(heldlib):
+    with leakgate_dsl.region("fills the cache", held=True) as filled:
+        for key in range(2000):
+            heldlib.convert(key)
+    held = filled.result.check("held-growth")
+    assert held is not None and held.status == "fail", filled.result.text
+    assert "_converted" in held.reason and "2000" in held.reason, held.reason
+    with pytest.raises(AssertionError, match="held growth"):
+        filled.assert_clean()
+
+    with leakgate_dsl.region("hits the cache", held=True) as hits:  # keys it has: no growth
+        for key in range(2000):
+            heldlib.convert(key)
+    assert hits.result.check("held-growth").status == "pass", hits.result.text
+
+    with leakgate_dsl.region("not asked") as plain:
+        for key in range(2000, 4000):
+            heldlib.convert(key)
+    assert plain.result.check("held-growth") is None  # off unless asked: its marks cost
+    with pytest.raises(ValueError, match="held_entries"):
+        leakgate_dsl.region(held_entries=0)

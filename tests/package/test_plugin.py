@@ -292,3 +292,37 @@ class Decorating(unittest.TestCase):
     run = pytester.runpytest_subprocess("--leakgate")
     run.assert_outcomes(passed=1, failed=1)
     assert "test_leak" in run.stdout.str() and "cur_frame" in run.stdout.str()
+
+
+def test_held_true_fails_a_test_that_grows_a_library_cache(pytester):
+    pytester.makepyfile(cachelib="""
+_seen = {}
+
+def remember(key):
+    _seen.setdefault(key, bytearray(1024))
+""")
+    pytester.makepyfile("""
+import pytest
+import cachelib
+
+@pytest.mark.leakgate(held=True)
+def test_grows():
+    for key in range(1500):
+        cachelib.remember(("grows", key))
+
+@pytest.mark.leakgate(held=True)
+def test_bounded():
+    for _ in range(1500):
+        cachelib.remember("one key")
+
+@pytest.mark.leakgate
+def test_grows_unjudged():
+    for key in range(1500):
+        cachelib.remember(("unjudged", key))
+""")
+    run = pytester.runpytest_subprocess("-p", "no:cacheprovider")
+    run.assert_outcomes(passed=2, failed=1)
+    assert "held growth" in run.stdout.str() and "cachelib._seen" in run.stdout.str()
+    # --leakgate-held asks it of every measured test.
+    pytester.runpytest_subprocess("-p", "no:cacheprovider", "--leakgate-held").assert_outcomes(
+        passed=1, failed=2)

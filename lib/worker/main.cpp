@@ -98,6 +98,47 @@ void sendResult(int channel, const std::string& token, const WorkloadResult& res
     writeAll(channel, text);
 }
 
+// The workload running now, for the audit hook below: what it sends when the code under test
+// replaces the worker's process.
+struct Running {
+    int channel = -1;
+    const std::string* token = nullptr;
+    const workloads::WorkerSpec* spec = nullptr;
+    bool chained = false;
+    bool told = false;
+};
+Running g_running;
+
+// os.execv() and its kind raise the "os.exec" audit event before the process is replaced: the
+// worker sends that workload's result then, an `error` naming the call, since nothing it would
+// have measured will be (the channel closes on exec). A fork of the code under test that execs
+// (a subprocess started by hand) is not the worker: nothing is said for it.
+int execAuditHook(const char* event, PyObject* args, void*) {
+    if (std::string_view(event) != "os.exec" || g_running.told || !g_running.spec) return 0;
+    if (::getpid() != g_channel.process) return 0;
+    std::string path = "?";
+    if (args && PyTuple_Check(args) && PyTuple_GET_SIZE(args) > 0) {
+        if (PyObject* text = PyObject_Str(PyTuple_GET_ITEM(args, 0))) {
+            if (const char* utf8 = PyUnicode_AsUTF8(text)) path = utf8;
+            Py_DECREF(text);
+        }
+        PyErr_Clear();
+    }
+    WorkloadResult result;
+    result.workload = g_running.spec->workload;
+    result.subject = g_running.spec->subject;
+    result.error = WorkloadError{fmt::format("the code under test called os.exec*() of {}, which replaces the "
+                                             "worker's process, before leakgate's reads: nothing was measured "
+                                             "(leakgate sent this result at the call)",
+                                             path),
+                                 std::nullopt, ""};
+    g_running.told = true;
+    std::fflush(stdout);
+    std::fflush(stderr);
+    sendResult(g_running.channel, *g_running.token, result, g_running.chained);
+    return 0;
+}
+
 // The spec, read whole from its descriptor, which is then closed: the code under test never sees it.
 std::string readSpec(const std::string& specFd) {
     int fd = -1;
@@ -205,12 +246,20 @@ int workerMain(const std::string& specFd, const std::string& token) {
         // One after another in one interpreter: each measurement collects what was garbage before
         // it and takes its probes' first readings at its own start (probes/measurement.h), so
         // the one before it changes none of its figures.
+        static bool hooked = false; // an audit hook cannot be removed: one for the process
+        if (!hooked) {
+            PySys_AddAuditHook(execAuditHook, nullptr);
+            hooked = true;
+        }
         for (const workloads::WorkerSpec& one : chain) {
+            g_running = {channel, &token, &one, chain.size() > 1, false};
             WorkloadResult result = runOne(one, &one == &chain.front());
             flushPythonStreams();
             std::fflush(stdout);
             std::fflush(stderr);
-            sendResult(channel, token, result, chain.size() > 1);
+            // Already sent by the audit hook when the code under test called os.exec*() and went on
+            // (the exec failed and it caught the error): that result stands, the measurement is not.
+            if (!g_running.told) sendResult(channel, token, result, chain.size() > 1);
         }
         if (channel >= 0) ::close(channel);
         // Nothing after the result is measured: the worker ends here, without finalising the

@@ -14,7 +14,7 @@ const std::vector<WorkloadEntry>& workloadRegistry() {
     using namespace workloads;
     // Gate workloads name their checks <workload>-<check>.
     static const std::vector<WorkloadEntry> registry = {
-        {"scan", Command::kScan, {"frame-cycle", "cyclic-garbage", "retained-frame"}, false, false, runScript},
+        {"scan", Command::kScan, {"frame-cycle", "cyclic-garbage", "retained-frame", "held-growth"}, false, false, runScript},
         {"decorate",
          Command::kGate,
          {"decorate-sentinels", "decorate-frame-cycle", "decorate-retained-frame",

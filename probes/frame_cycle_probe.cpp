@@ -92,14 +92,6 @@ size_t mergeForeign(scanner::FrameCycles& cycles) {
     return objects;
 }
 
-// What a finding pins in all: what sys.getsizeof sees and the payloads it does not.
-std::int64_t pinnedInAll(const Finding& finding) {
-    std::int64_t bytes = finding.bytes;
-    for (const auto& [kind, payload] : finding.payloadBytes)
-        bytes += payload;
-    return bytes;
-}
-
 class FrameCycleProbe final : public Probe {
   public:
     FrameCycleProbe(std::shared_ptr<OtherCycles> others, std::shared_ptr<const ImportTime> imports,
@@ -188,13 +180,15 @@ class FrameCycleProbe final : public Probe {
     // The frame cycles an import made that pin only its frames: a note, unless they pin as much as
     // the cyclic-garbage byte limit or device memory, which makes them findings like the rest.
     void atImport(scanner::FrameCycles& cycles, WorkloadResult& result) const {
+        using scanner::pinnedInAll;
         std::int64_t bytes = 0;
-        size_t noted = 0;
+        size_t noted = 0, moved = 0;
         std::string first;
         for (Finding& finding : cycles.atImport) {
             if (pinnedInAll(finding) >= importBytes_ || finding.payloadBytes.contains("device")) {
                 finding.summary += "; made while a module was imported, but it pins over the limit";
                 cycles.findings.push_back(std::move(finding));
+                ++moved;
                 continue;
             }
             result.details["frame_cycles_at_import"].push_back({{"summary", finding.summary},
@@ -208,8 +202,9 @@ class FrameCycleProbe final : public Probe {
                 "retention of one time, not judged; the first: {}",
                 noted, noted == 1 ? "" : "s", noted == 1 ? "s" : "", humanBytes(bytes), first));
         }
-        std::stable_sort(cycles.findings.begin(), cycles.findings.end(),
-                         [](const Finding& a, const Finding& b) { return pinnedInAll(a) > pinnedInAll(b); });
+        if (moved > 0) // most memory first again, as explainFrameCycles ordered them
+            std::stable_sort(cycles.findings.begin(), cycles.findings.end(),
+                             [](const Finding& a, const Finding& b) { return pinnedInAll(a) > pinnedInAll(b); });
     }
 
     std::shared_ptr<OtherCycles> others_;

@@ -143,39 +143,17 @@ class RetainedFrameProbe final : public Probe {
         result.details["live_frames"] = frames;
         // Frames an import made whose chain is only that import's: explained apart, and a note
         // unless they pin as much as the limit.
-        std::vector<PyObject*> oneOff;
-        if (imports_ && imports_->read && !imports_->objects.empty()) {
-            std::erase_if(retained, [&](PyObject* frame) {
-                if (!imports_->objects.contains(frame) || !scanner::onlyImportFrames(frame)) return false;
-                oneOff.push_back(frame);
-                return true;
-            });
-            // A frame on their f_back chains (the importer's module frame, which exits later and
-            // is tracked then) is kept by them: theirs too.
-            std::unordered_set<PyObject*> chained;
-            for (PyObject* frame : oneOff) {
-                OwnedRef back = python::frameBack(reinterpret_cast<PyFrameObject*>(frame));
-                while (back && PyFrame_Check(back.get()) && chained.insert(back.get()).second)
-                    back = python::frameBack(reinterpret_cast<PyFrameObject*>(back.get()));
-            }
-            std::erase_if(retained, [&](PyObject* frame) {
-                if (!chained.contains(frame)) return false;
-                oneOff.push_back(frame);
-                return true;
-            });
-        }
+        std::vector<PyObject*> oneOff = takeImportFrames(retained);
         std::optional<HeapGraph> heap;
         if (!oneOff.empty()) {
             heap.emplace(heapGraph(objects));
             std::vector<Finding> once = explain(*heap, oneOff);
             std::int64_t bytes = 0;
-            for (const Finding& finding : once) {
-                bytes += finding.bytes;
-                for (const auto& [kind, payload] : finding.payloadBytes)
-                    bytes += payload;
-            }
+            for (const Finding& finding : once)
+                bytes += scanner::pinnedInAll(finding);
             if (bytes >= importBytes_) {
                 retained.insert(retained.end(), oneOff.begin(), oneOff.end());
+                oneOff.clear();
             } else {
                 result.details["retained_frames_at_import"] = oneOff.size();
                 result.notes.push_back(fmt::format(
@@ -215,6 +193,31 @@ class RetainedFrameProbe final : public Probe {
     }
 
   private:
+    // Moves out of `retained` the frames an import made whose chains hold only that import's
+    // frames (scanner::onlyImportFrames), and the frames on those chains (the importer's module
+    // frame, which exits later and is tracked then): they are kept by them.
+    std::vector<PyObject*> takeImportFrames(std::vector<PyObject*>& retained) const {
+        std::vector<PyObject*> taken;
+        if (!imports_ || !imports_->read || imports_->objects.empty()) return taken;
+        std::erase_if(retained, [&](PyObject* frame) {
+            if (!imports_->objects.contains(frame) || !scanner::onlyImportFrames(frame)) return false;
+            taken.push_back(frame);
+            return true;
+        });
+        std::unordered_set<PyObject*> chained;
+        for (PyObject* frame : taken) {
+            OwnedRef back = python::frameBack(reinterpret_cast<PyFrameObject*>(frame));
+            while (back && PyFrame_Check(back.get()) && chained.insert(back.get()).second)
+                back = python::frameBack(reinterpret_cast<PyFrameObject*>(back.get()));
+        }
+        std::erase_if(retained, [&](PyObject* frame) {
+            if (!chained.contains(frame)) return false;
+            taken.push_back(frame);
+            return true;
+        });
+        return taken;
+    }
+
     static std::vector<Finding> explain(const HeapGraph& heap, const std::vector<PyObject*>& frames) {
         std::vector<scanner::NodeId> nodes;
         for (PyObject* frame : frames)

@@ -1277,6 +1277,20 @@ FrameCycles explainGarbage(std::span<PyObject* const> garbage, const Payloads* p
     return explainFrameCycles(graph, components, payloads);
 }
 
+std::int64_t pinnedInAll(const Footprint& footprint) {
+    std::int64_t bytes = footprint.bytes;
+    for (const auto& [kind, payload] : footprint.payloadBytes)
+        bytes += payload;
+    return bytes;
+}
+
+std::int64_t pinnedInAll(const Finding& finding) {
+    std::int64_t bytes = finding.bytes;
+    for (const auto& [kind, payload] : finding.payloadBytes)
+        bytes += payload;
+    return bytes;
+}
+
 bool onlyImportFrames(PyObject* frame) {
     // Top (the frame) to bottom (the outermost), then judged from the bottom up.
     struct Kind {
@@ -1412,15 +1426,9 @@ FrameCycles explainFrameCycles(const ObjectGraph& garbage, const Components& com
         size_t next = 0;
         for (auto& [key, group] : groups) {
             if (group.instances.size() <= 1) continue;
-            auto weight = [](const Footprint& print) {
-                std::int64_t total = print.bytes;
-                for (const auto& [kind, bytes] : print.payloadBytes)
-                    total += bytes;
-                return total;
-            };
             size_t best = 0;
             for (size_t i = 1; i < group.instances.size(); ++i)
-                if (weight(each[next + i]) > weight(each[next + best])) best = i;
+                if (pinnedInAll(each[next + i]) > pinnedInAll(each[next + best])) best = i;
             next += group.instances.size();
             if (best == 0) continue;
             group.shown = group.instances[best].second;
@@ -1474,22 +1482,13 @@ FrameCycles explainFrameCycles(const ObjectGraph& garbage, const Components& com
         (group.atImport ? result.atImport : findings).push_back(std::move(finding));
     }
     // Most memory first, what sys.getsizeof sees and the payloads it does not (device, torch).
-    auto pinnedInAll = [](const Finding& finding) {
-        std::int64_t bytes = finding.bytes;
-        for (const auto& [kind, payload] : finding.payloadBytes)
-            bytes += payload;
-        return bytes;
-    };
     std::stable_sort(findings.begin(), findings.end(),
-                     [&](const Finding& a, const Finding& b) { return pinnedInAll(a) > pinnedInAll(b); });
+                     [](const Finding& a, const Finding& b) { return pinnedInAll(a) > pinnedInAll(b); });
     if (!others.empty()) {
         std::vector<std::int64_t> bytes;
         for (size_t set = firstShape; set < pinnedBy.size(); ++set) {
             // What its cycles pin in all: their objects and what those own (a NumPy array's data).
-            std::int64_t pinned = pinnedBy[set].bytes;
-            for (const auto& [kind, payload] : pinnedBy[set].payloadBytes)
-                pinned += payload;
-            bytes.push_back(pinned);
+            bytes.push_back(pinnedInAll(pinnedBy[set]));
         }
         for (const CycleShape& shape : finishShapes(garbage, components, shapes, bytes, 20, &result.otherShapes,
                                                     &result.otherObjects)) {

@@ -28,6 +28,11 @@ FrameCycles explainFrameCycles(const ObjectGraph& garbage, const Components& com
                                const Payloads* payloads = nullptr,
                                const PointerSet* madeAtImport = nullptr);
 
+// What a footprint or a finding pins in all: what sys.getsizeof sees and the payloads it does
+// not (tensors' storages, arrays' buffers, sentinels' allocations).
+std::int64_t pinnedInAll(const Footprint& footprint);
+std::int64_t pinnedInAll(const Finding& finding);
+
 // Whether `frame` and its f_back chain hold only what an import runs: importlib's own frames,
 // module-level code (a module's body, a class body), leakgate's harness, and functions an import
 // called (an importlib frame further down the chain). A function frame with no import below it is

@@ -24,6 +24,7 @@
 #include <algorithm>
 #include <bit>
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <map>
 #include <optional>
@@ -38,6 +39,37 @@ Run measureRun(py::handle call, std::int64_t calls) {
     auto counted = probes::AllocationCounter::countCalls(call.ptr(), calls);
     if (!counted) throw py::error_already_set();
     return perCall(*counted, collectYoungGarbage(), calls);
+}
+
+// A warm-up of `warmup` calls, then `runs` runs of `calls` calls each.
+std::vector<Run> measureRuns(py::handle call, std::int64_t warmup, int runs, std::int64_t calls) {
+    measureRun(call, warmup);
+    std::vector<Run> measured;
+    for (int run = 0; run < runs; ++run)
+        measured.push_back(measureRun(call, calls));
+    return measured;
+}
+
+constexpr const char* kForms[] = {"T(v).__c_pointers__()", "t.__c_pointers__()"};
+
+// Every case of `types` (scalar types by name): each type leakgate knows that `types` has, each of
+// its representative values, both forms; `visit(type, value, form, call)`.
+void forEachCase(py::module_& harness, const py::dict& types,
+                 const std::function<void(const ScalarType&, py::handle, int, py::object)>& visit) {
+    for (const ScalarType& type : scalarTypes()) {
+        if (!types.contains(type.name)) continue;
+        py::object scalarType = types[py::str(type.name)];
+        for (py::handle value : harness.attr("representative_values")(type.name)) {
+            py::tuple calls = harness.attr("launch_calls")(scalarType, value);
+            for (int form = 0; form < 2; ++form)
+                visit(type, value, form, calls[py::int_(form)]);
+        }
+    }
+}
+
+// A case's name: "Int32(7) T(v).__c_pointers__()".
+std::string caseName(const ScalarType& type, py::handle value, int form) {
+    return fmt::format("{}({}) {}", type.name, valueRepr(value), kForms[form]);
 }
 
 constexpr Metric kMetrics[] = {kAllocationsMetric, kNetBlocksMetric, kCyclicGarbageMetric};
@@ -68,11 +100,6 @@ WorkloadResult runLaunch(const WorkerSpec& spec) {
     }
     probes::AllocationCounter::install();
     const auto [calls, runs, warmup] = loopSettings(spec);
-    // Each case's name: "Int32(7) T(v).__c_pointers__()".
-    auto caseName = [](const ScalarType& type, py::handle value, int form) {
-        return fmt::format("{}({}) {}", type.name, valueRepr(value),
-                           form == 0 ? "T(v).__c_pointers__()" : "t.__c_pointers__()");
-    };
     std::map<std::string, std::vector<Run>> referenceRuns;
     {
         probes::ProbeList probes;
@@ -80,20 +107,10 @@ WorkloadResult runLaunch(const WorkerSpec& spec) {
         measure(
             result, probes,
             [&] {
-                for (const ScalarType& type : scalarTypes()) {
-                    if (!referenceTypes.contains(type.name)) continue;
-                    py::object referenceType = referenceTypes[py::str(type.name)];
-                    for (py::handle value : harness.attr("representative_values")(type.name)) {
-                        py::tuple referenceCalls = harness.attr("launch_calls")(referenceType, value);
-                        for (int form = 0; form < 2; ++form) {
-                            py::object call = referenceCalls[py::int_(form)];
-                            measureRun(call, warmup);
-                            std::vector<Run>& measured = referenceRuns[caseName(type, value, form)];
-                            for (int run = 0; run < runs; ++run)
-                                measured.push_back(measureRun(call, calls));
-                        }
-                    }
-                }
+                forEachCase(harness, referenceTypes,
+                            [&](const ScalarType& type, py::handle value, int form, py::object call) {
+                                referenceRuns[caseName(type, value, form)] = measureRuns(call, warmup, runs, calls);
+                            });
             },
             "launch-");
         if (result.error) return result; // the reference's measurement was not valid: no baseline
@@ -115,49 +132,36 @@ WorkloadResult runLaunch(const WorkerSpec& spec) {
     json cases = json::array();
     MetricTally tally;
     int caseCount = 0;
+    const std::vector<Run> noRuns; // a case the reference has no type for: judged against none
     measure(
         result, probes,
         [&] {
-            for (const ScalarType& type : scalarTypes()) {
-                if (!targetTypes.contains(type.name)) continue;
-                py::object targetType = targetTypes[py::str(type.name)];
-                for (py::handle value : harness.attr("representative_values")(type.name)) {
-                    py::tuple targetCalls = harness.attr("launch_calls")(targetType, value);
-                    for (int form = 0; form < 2; ++form) {
-                        const char* formName =
-                            form == 0 ? "T(v).__c_pointers__()" : "t.__c_pointers__()";
-                        const std::string where = caseName(type, value, form);
-                        py::object targetCall = targetCalls[py::int_(form)];
-                        auto reference = referenceRuns.find(where);
-                        const std::vector<Run> noRuns;
-                        const std::vector<Run>& referenceRunsOfCase =
-                            reference == referenceRuns.end() ? noRuns : reference->second;
-                        measureRun(targetCall, warmup);
-                        std::vector<Run> targetRuns;
-                        for (int run = 0; run < runs; ++run)
-                            targetRuns.push_back(measureRun(targetCall, calls));
-                        json entry = {{"type", type.name},
-                                      {"value", valueRepr(value)},
-                                      {"form", formName},
-                                      {"target", runsJson(targetRuns)},
-                                      {"reference", reference == referenceRuns.end()
-                                                        ? json(nullptr)
-                                                        : runsJson(referenceRunsOfCase)},
-                                      {"flagged", json::array()}};
-                        ++caseCount;
-                        for (const Metric& metric : kMetrics) {
-                            auto describe = [&](double low, double referenceHigh) {
-                                return fmt::format("{}: {:.2f} {} per call (reference: {:.2f}) in every "
-                                                   "one of {} runs of {} calls",
-                                                   where, low, metric.what, referenceHigh, runs, calls);
-                            };
-                            if (tally.add(metric, targetRuns, referenceRunsOfCase, describe, targetCall))
-                                entry["flagged"].push_back(metric.check);
-                        }
-                        cases.push_back(std::move(entry));
-                    }
+            forEachCase(harness, targetTypes, [&](const ScalarType& type, py::handle value, int form,
+                                                  py::object targetCall) {
+                const std::string where = caseName(type, value, form);
+                auto reference = referenceRuns.find(where);
+                const std::vector<Run>& referenceRunsOfCase =
+                    reference == referenceRuns.end() ? noRuns : reference->second;
+                const std::vector<Run> targetRuns = measureRuns(targetCall, warmup, runs, calls);
+                json entry = {{"type", type.name},
+                              {"value", valueRepr(value)},
+                              {"form", kForms[form]},
+                              {"target", runsJson(targetRuns)},
+                              {"reference", reference == referenceRuns.end() ? json(nullptr)
+                                                                             : runsJson(referenceRunsOfCase)},
+                              {"flagged", json::array()}};
+                ++caseCount;
+                for (const Metric& metric : kMetrics) {
+                    auto describe = [&](double low, double referenceHigh) {
+                        return fmt::format("{}: {:.2f} {} per call (reference: {:.2f}) in every one of {} runs "
+                                           "of {} calls",
+                                           where, low, metric.what, referenceHigh, runs, calls);
+                    };
+                    if (tally.add(metric, targetRuns, referenceRunsOfCase, describe, targetCall))
+                        entry["flagged"].push_back(metric.check);
                 }
-            }
+                cases.push_back(std::move(entry));
+            });
         },
         "launch-");
     result.details["cases"] = std::move(cases);

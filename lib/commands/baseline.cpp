@@ -2,6 +2,7 @@
 
 #include "leakgate/errors.h"
 #include "lib/commands/gate.h"
+#include "lib/report/checks.h"
 #include "lib/report/units.h"
 
 #include <fmt/format.h>
@@ -63,15 +64,9 @@ std::int64_t Budgets::forCheck(const std::string& check) const {
 
 Budgets defaultBudgets() {
     Budgets budgets;
-    for (const char* check : {"launch-allocations", "launch-net-blocks", "launch-cyclic-garbage",
-                              "device-allocations", "device-cyclic-garbage", "launch-real-net-blocks", "decorations-cyclic-garbage", "launch-real-cyclic-garbage",
-                              "launch-real-retained"}) {
-        budgets.allowedGrowth[check] = 10; // thousandths per call
+    for (const CheckDef& check : checkDefs()) {
+        if (check.budget != 0) budgets.allowedGrowth[check.name] = check.budget;
     }
-    // Its figure moves by up to 17 thousandths from one process to the next where nothing is kept
-    // (lib/workloads/decorations.cpp): the budget is the check's own rule.
-    budgets.allowedGrowth["decorations-retained"] = 50;
-    budgets.allowedGrowth["soak-growth"] = 512 * 1024; // bytes per 1000 steps
     return budgets;
 }
 

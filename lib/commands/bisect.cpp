@@ -8,6 +8,7 @@
 #include "lib/base/log.h"
 #include "lib/base/task_pool.h"
 #include "lib/python/environment.h"
+#include "lib/report/checks.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -64,12 +65,6 @@ VersionSelection releasesToGate(const BisectOptions& options) {
                                      options.pre ? "" : " (pre-releases need --pre)"));
     }
     return selection;
-}
-
-// Whether a finding of `kind` explains the check `check`: the check is the kind ("launch-real-
-// retained") or a workload's form of it ("decorate-frame-cycle" for frame-cycle).
-bool explains(const std::string& kind, const std::string& check) {
-    return check == kind || check.ends_with("-" + kind);
 }
 
 // The first "held by ROUTE" of a text as far as the holder's container (`held by

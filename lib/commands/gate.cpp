@@ -12,6 +12,7 @@
 #include "lib/base/log.h"
 #include "lib/base/task_pool.h"
 #include "lib/python/environment.h"
+#include "lib/report/checks.h"
 #include "lib/report/units.h"
 #include "lib/worker/client.h"
 #include "lib/worker/registry.h"
@@ -29,10 +30,6 @@ namespace leakgate {
 namespace {
 
 namespace fs = std::filesystem;
-
-// RSS growth per 1000 soak steps beyond the reference's that is a finding: well above the
-// jitter of the loop's own long-lived buffers (up to 64 MiB turning over).
-constexpr std::int64_t kSoakSlopeBudget = 512 * 1024;
 
 using workloads::TargetRef;
 
@@ -93,6 +90,7 @@ bool allSkipped(const WorkloadResult& result, const std::vector<std::string>& se
 
 // The soak's status comes from both slopes: growth is a finding only beyond the reference's.
 void decideSoak(WorkloadResult& target, const WorkloadResult* reference) {
+    const std::int64_t slopeBudget = findCheck("soak-growth")->budget;
     for (auto& check : target.checks) {
         if (check.name != "soak-growth" || check.status != Status::kPass || !check.amount) continue;
         std::int64_t baseline = 0;
@@ -105,13 +103,13 @@ void decideSoak(WorkloadResult& target, const WorkloadResult* reference) {
                 }
             }
         }
-        bool grows = *check.amount - baseline > kSoakSlopeBudget;
+        bool grows = *check.amount - baseline > slopeBudget;
         check.status = grows ? Status::kFail : Status::kPass;
         // The slope the target may have, for the HTML report's budget line.
         if (target.details.contains("soak") && target.details["soak"].is_object())
-            target.details["soak"]["budget_slope_bytes_per_1000_steps"] = baseline + kSoakSlopeBudget;
+            target.details["soak"]["budget_slope_bytes_per_1000_steps"] = baseline + slopeBudget;
         check.reason = fmt::format("{} ({}; budget {} per 1000 steps beyond it)", check.reason, against,
-                                   humanBytes(kSoakSlopeBudget));
+                                   humanBytes(slopeBudget));
     }
 }
 
@@ -130,11 +128,10 @@ void compareWithReference(WorkloadResult& target, const WorkloadResult* referenc
         if (baseline == reference->checks.end() || baseline->status != Status::kFail) continue;
         if (check.amount.value_or(0) <= baseline->amount.value_or(0)) {
             check.status = Status::kPass;
-            const char* unit = check.name.starts_with("decorations-") ? " thousandths per decoration"
-                                                                      : " bytes";
-            check.reason = fmt::format("retains no more than the reference ({} vs {}{}): {}",
-                                       check.amount.value_or(0), baseline->amount.value_or(0), unit,
-                                       check.reason);
+            const CheckDef* row = findCheck(check.name);
+            check.reason = fmt::format("retains no more than the reference ({} vs {} {}): {}",
+                                       check.amount.value_or(0), baseline->amount.value_or(0),
+                                       row ? row->unit : "in the check's unit", check.reason);
         }
     }
 }

@@ -2,6 +2,7 @@
 
 #include "leakgate/errors.h"
 #include "lib/lint/python.h"
+#include "lib/report/checks.h"
 #include "lib/workloads/workload.h"
 
 #include <fmt/format.h>
@@ -12,53 +13,26 @@ namespace leakgate::worker {
 
 const std::vector<WorkloadEntry>& workloadRegistry() {
     using namespace workloads;
-    // Gate workloads name their checks <workload>-<check>.
+    // Each row's checks are the table's (lib/report/checks.h): those every result of it decides.
+    auto row = [](const char* name, Command command, bool baseline, bool scalarTypes,
+                  WorkloadResult (*run)(const WorkerSpec&), bool launchCases = false) {
+        return WorkloadEntry{name, command, checksOf(name, /*owedOnly=*/true), baseline, scalarTypes, run,
+                             launchCases};
+    };
     static const std::vector<WorkloadEntry> registry = {
-        {"scan", Command::kScan, {"frame-cycle", "cyclic-garbage", "retained-frame", "held-growth"}, false, false, runScript},
-        {"decorate",
-         Command::kGate,
-         {"decorate-sentinels", "decorate-frame-cycle", "decorate-retained-frame",
-          "decorate-device-memory"},
-         true,
-         false,
-         runDecorate},
-        {"import",
-         Command::kGate,
-         {"import-sentinels", "import-frame-cycle", "import-retained-frame", "import-device-memory"},
-         true,
-         false,
-         runImport},
-        {"decorations",
-         Command::kGate,
-         {"decorations-cyclic-garbage", "decorations-retained"},
-         true,
-         false,
-         runDecorations},
-        {"launch",
-         Command::kGate,
-         {"launch-allocations", "launch-net-blocks", "launch-cyclic-garbage"},
-         false,
-         true,
-         runLaunch},
-        {"launch-real",
-         Command::kGate,
-         {"launch-real-net-blocks", "launch-real-cyclic-garbage", "launch-real-retained"},
-         false,
-         false,
-         runRealLaunch,
-         true},
-        {"values", Command::kGate, {"values-encoding", "values-bounded"}, false, true, runValues},
-        {"soak", Command::kGate, {"soak-growth"}, true, true, runSoak},
-        {"device",
-         Command::kGate,
-         {"device-echo", "device-allocations", "device-cyclic-garbage"},
-         false,
-         true,
-         runDevice},
+        row("scan", Command::kScan, false, false, runScript),
+        row("decorate", Command::kGate, true, false, runDecorate),
+        row("import", Command::kGate, true, false, runImport),
+        row("decorations", Command::kGate, true, false, runDecorations),
+        row("launch", Command::kGate, false, true, runLaunch),
+        row("launch-real", Command::kGate, false, false, runRealLaunch, true),
+        row("values", Command::kGate, false, true, runValues),
+        row("soak", Command::kGate, true, true, runSoak),
+        row("device", Command::kGate, false, true, runDevice),
         // The plug-in's checks, by the names it gives them (lib/workloads/probe.cpp).
-        {"probe", Command::kProbe, {}, true, false, runProbe},
+        row("probe", Command::kProbe, true, false, runProbe),
         // Its one check, `lint`, is decided by the parent over every worker of the run.
-        {"lint", Command::kLint, {}, false, false, runPythonLint},
+        row("lint", Command::kLint, false, false, runPythonLint),
     };
     return registry;
 }

@@ -7,6 +7,7 @@
 // Without a driver, a device or an echo kernel image, every check is `skip` with the reason.
 #include "lib/workloads/workload.h"
 
+#include "lib/report/checks.h"
 #include "lib/workloads/echo_kernels.h"
 #include "leakgate/errors.h"
 #include "lib/python/compat.h"
@@ -28,7 +29,7 @@ namespace {
 namespace py = pybind11;
 using nlohmann::json;
 
-const std::vector<std::string> kChecks = {"device-echo", "device-allocations", "device-cyclic-garbage"};
+const std::vector<std::string> kChecks = checksOf("device");
 
 constexpr Metric kMetrics[] = {kAllocationsMetric, kCyclicGarbageMetric};
 

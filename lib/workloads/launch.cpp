@@ -4,6 +4,7 @@
 // incident's training loop, RSS over steps; the gate compares target and reference slopes).
 #include "lib/workloads/workload.h"
 
+#include "lib/report/checks.h"
 #include "lib/workloads/encodings.h"
 #include "leakgate/errors.h"
 #include "lib/python/compat.h"
@@ -123,7 +124,7 @@ WorkloadResult runLaunch(const WorkerSpec& spec) {
         return result;
     }
     if (targetTypes.empty()) {
-        skipAll(result, {"launch-allocations", "launch-net-blocks", "launch-cyclic-garbage"}, kNoScalarTypesReason);
+        skipAll(result, checksOf("launch"), kNoScalarTypesReason);
         return result;
     }
 

@@ -15,6 +15,7 @@
 #include "leakgate/allocations.h"
 #include "leakgate/errors.h"
 #include "lib/python/compat.h"
+#include "lib/report/checks.h"
 #include "lib/workloads/echo_kernels.h"
 #include "lib/workloads/harness_loader.h"
 #include "lib/workloads/launch_protocol.h"
@@ -35,8 +36,7 @@ namespace {
 namespace py = pybind11;
 using nlohmann::json;
 
-const std::vector<std::string> kChecks = {"launch-real-net-blocks", "launch-real-cyclic-garbage",
-                                          "launch-real-retained"};
+const std::vector<std::string> kChecks = checksOf("launch-real");
 constexpr Metric kMetrics[] = {kNetBlocksMetric, kCyclicGarbageMetric};
 
 // The reference's loop: per launch, the reference packer on one Int32 and one echo-kernel launch

@@ -1,5 +1,6 @@
 #include "lib/report/writers/junit.h"
 
+#include "lib/report/checks.h"
 #include "lib/report/units.h"
 #include "lib/report/writers/text.h"
 
@@ -63,9 +64,6 @@ std::string suiteName(const std::string& prefix, const WorkloadResult& result) {
     return name;
 }
 
-bool belongsTo(const Finding& finding, const WorkloadResult& result, const CheckResult& check) {
-    return check.name == finding.kind || check.name == result.workload + "-" + finding.kind;
-}
 
 // A finding as the body of a <failure>: what a person needs without opening the HTML report.
 std::string findingText(const Finding& finding) {
@@ -201,7 +199,7 @@ std::string writeResult(const std::string& suite, const WorkloadResult& result, 
             ++counts.failures;
             std::string body;
             for (const auto& finding : result.findings) {
-                if (belongsTo(finding, result, check)) body += findingText(finding);
+                if (explains(finding.kind, check.name)) body += findingText(finding);
             }
             if (check.name.ends_with("sentinels")) body += sentinelText(result);
             inner = element("failure", check.reason, "leakgate.fail", body);

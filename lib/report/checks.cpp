@@ -24,15 +24,15 @@ constexpr CheckDef kChecks[] = {
     {"sentinels", "scan", nullptr, "bytes", kSentinelAmount, 0, false},
     {"device-memory", "scan", nullptr, "bytes", "device bytes freed only by the collection", 0, false},
 
-    {"decorate-sentinels", "decorate", nullptr, "bytes", kSentinelAmount, 0},
-    {"decorate-frame-cycle", "decorate", "frame-cycle", "bytes", kPinnedAmount, 0},
-    {"decorate-retained-frame", "decorate", "retained-frame", "bytes", kPinnedAmount, 0},
-    {"decorate-device-memory", "decorate", nullptr, "bytes", kDeviceAmount, 0},
+    {"decorate-sentinels", "decorate", nullptr, "bytes", kSentinelAmount, 0, true, true},
+    {"decorate-frame-cycle", "decorate", "frame-cycle", "bytes", kPinnedAmount, 0, true, true},
+    {"decorate-retained-frame", "decorate", "retained-frame", "bytes", kPinnedAmount, 0, true, true},
+    {"decorate-device-memory", "decorate", nullptr, "bytes", kDeviceAmount, 0, true, true},
 
-    {"import-sentinels", "import", nullptr, "bytes", kSentinelAmount, 0},
-    {"import-frame-cycle", "import", "frame-cycle", "bytes", kPinnedAmount, 0},
-    {"import-retained-frame", "import", "retained-frame", "bytes", kPinnedAmount, 0},
-    {"import-device-memory", "import", nullptr, "bytes", kDeviceAmount, 0},
+    {"import-sentinels", "import", nullptr, "bytes", kSentinelAmount, 0, true, true},
+    {"import-frame-cycle", "import", "frame-cycle", "bytes", kPinnedAmount, 0, true, true},
+    {"import-retained-frame", "import", "retained-frame", "bytes", kPinnedAmount, 0, true, true},
+    {"import-device-memory", "import", nullptr, "bytes", kDeviceAmount, 0, true, true},
 
     {"decorations-cyclic-garbage", "decorations", "decorations-cyclic-garbage",
      "thousandths per decoration", "the highest per-decoration (per-instance) figure of any form, in thousandths",

@@ -25,6 +25,9 @@ struct CheckDef {
     // Whether every result of its workload decides it, so that a worker that died owes it an
     // `error`; false for what a workload reports only where it applies (a scan's sentinels).
     bool owed = true;
+    // Whether its figure counts sentinel payloads, so that it compares only with a baseline made
+    // with sentinels of the same size.
+    bool countsSentinels = false;
 };
 
 // In report order: the scan's, then the gate's by workload.

@@ -63,6 +63,20 @@ struct PayloadHolder {
     std::map<std::string, std::int64_t> bytes; // by kind: "device", "host"
 };
 
+// What a loop's calls leave alive after a full collection (launch-real-retained,
+// decorations-retained): one type, with how many per call.
+struct KeptType {
+    std::string type;
+    double perCall = 0;
+};
+
+// What holds the newest kept object of one type: the route from a root, as far as its container
+// ("sys.modules['taichi.lang.impl'].pytaichi.kernels[i]").
+struct KeptHolder {
+    std::string type;
+    std::string route;
+};
+
 // One finding. What produced it (lib/report/rules.h, evidenceOf(kind)) says which fields it
 // fills: the scanner's frame-cycle and retained-frame explain a retention (frames, path, locals,
 // root, objects, bytes); a launch loop's findings name allocation sites or cycle shapes; lint's
@@ -88,6 +102,8 @@ struct Finding {
     std::optional<int> column;       // lint: 1-based, as editors and compilers count
     std::vector<AllocationSite> allocationSites; // launch-allocations: most blocks per call first
     std::vector<CycleShapeCount> cycleShapes;    // launch-cyclic-garbage
+    std::vector<KeptType> keptTypes;             // the retained checks: most per call first
+    std::vector<KeptHolder> keptHolders;         // and what holds them, a decorated function's first
 };
 
 enum class Status { kPass, kFail, kSkip, kError };

@@ -14,8 +14,8 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <cctype>
 #include <filesystem>
-#include <regex>
 
 namespace leakgate {
 
@@ -67,22 +67,18 @@ VersionSelection releasesToGate(const BisectOptions& options) {
     return selection;
 }
 
-// The first "held by ROUTE" of a text as far as the holder's container (`held by
-// sys.modules['taichi.lang.impl'].pytaichi.kernels`: no key, no position, no field of the entry,
-// which differ with whichever object came out newest). A route that starts at a named object keeps
-// the name (`held by function `_log_traced_frames``, not `held by function`).
-std::optional<std::string> heldByCulprit(const std::string& text) {
-    static const std::regex heldBy("held by ([^;]*)");
-    std::smatch match;
-    if (!std::regex_search(text, match, heldBy)) return std::nullopt;
-    const std::string route = match[1].str();
+// A holder's route as far as its container (`sys.modules['taichi.lang.impl'].pytaichi.kernels`:
+// no key, no position, no field of the entry, which differ with whichever object came out newest).
+// A route that starts at a named object keeps the name (`function `_log_traced_frames``, not
+// `function`).
+std::string containerOf(const std::string& route) {
     size_t from = 0;
     if (route.starts_with("sys.modules['")) {
         from = route.find("']") + 2;
     } else if (size_t space = route.find(' '); space != std::string::npos && route.compare(space, 2, " `") == 0) {
         from = route.find('`', space + 2) + 1; // module `m`, function `f`: through the name
     }
-    return "held by " + route.substr(0, route.find_first_of("[ ", from));
+    return route.substr(0, route.find_first_of("[ ", from));
 }
 
 // How a finding names its culprit, stable from release to release (no line numbers, no counts).
@@ -99,26 +95,34 @@ std::string culpritNamed(const Finding& finding) {
     if (!finding.allocationSites.empty())
         return std::filesystem::path(finding.allocationSites.front().file).filename().string();
     if (!finding.cycleShapes.empty()) return "cycle of " + finding.cycleShapes.front().types;
-    // A summary quotes figures ("1.00 `function` per decoration"): without them, so that two
-    // releases failing the same way do not read as a change of culprit.
-    static const std::regex figures("[0-9][0-9.,]*");
-    // What stays per decoration or launch: its holder is the culprit, as far as the container
-    // (`held by sys.modules['taichi.lang.impl'].pytaichi.kernels`: no key, no position, no field of
-    // the entry, which differ with whichever object came out newest); without one, the commonest
-    // types kept, in name order. Not the form: equal forms (`kernel`, `jit`) trade the lead.
-    static const std::regex kept("objects left alive per (?:decoration|instance|launch): ([^;]*)");
-    std::smatch match;
-    if (std::optional<std::string> holder = heldByCulprit(finding.summary)) return *holder;
-    if (std::regex_search(finding.summary, match, kept)) {
-        static const std::regex type("`([^`]+)`");
+    // What stays per decoration or launch: its holder is the culprit, as far as the container;
+    // without one, the commonest types kept, in name order. Not the form: equal forms (`kernel`,
+    // `jit`) trade the lead.
+    if (!finding.keptHolders.empty()) return "held by " + containerOf(finding.keptHolders.front().route);
+    if (!finding.keptTypes.empty()) {
         std::vector<std::string> types;
-        const std::string list = match[1].str();
-        for (auto it = std::sregex_iterator(list.begin(), list.end(), type); it != std::sregex_iterator() && types.size() < 3; ++it)
-            types.push_back(fmt::format("`{}`", (*it)[1].str()));
+        for (const KeptType& kept : finding.keptTypes) {
+            if (types.size() == 3) break;
+            types.push_back(fmt::format("`{}`", kept.type));
+        }
         std::sort(types.begin(), types.end());
         return fmt::format("keeps {}", fmt::join(types, ", "));
     }
-    return std::regex_replace(finding.summary, figures, "N");
+    // The summary without its figures ("1.00 `function` per decoration"), so that two releases
+    // failing the same way do not read as a change of culprit.
+    std::string named;
+    const std::string& summary = finding.summary;
+    for (size_t i = 0; i < summary.size(); ++i) {
+        if (!std::isdigit(static_cast<unsigned char>(summary[i]))) {
+            named += summary[i];
+            continue;
+        }
+        named += 'N';
+        while (i + 1 < summary.size() && (std::isdigit(static_cast<unsigned char>(summary[i + 1])) ||
+                                          summary[i + 1] == '.' || summary[i + 1] == ','))
+            ++i;
+    }
+    return named;
 }
 
 } // namespace
@@ -128,8 +132,10 @@ std::string culpritOf(const WorkloadResult& result, const CheckResult& check) {
     // Sentinels kept for good have their holder in the check's own reason (torch 2.1 to 2.3's
     // `_PYNVML_ERR`): that is what keeps them, not a frame cycle beside it.
     if (check.name.ends_with("-sentinels")) {
-        if (size_t at = check.reason.find("the never-freed held by "); at != std::string::npos)
-            if (std::optional<std::string> holder = heldByCulprit(check.reason.substr(at))) return *holder;
+        auto holders = result.details.find("never_freed_held_by");
+        if (holders != result.details.end() && holders->is_array() && !holders->empty() &&
+            holders->front().contains("route") && holders->front()["route"].is_string())
+            return "held by " + containerOf(holders->front()["route"].get<std::string>());
     }
     if (result.findings.empty()) return "";
     for (const Finding& finding : result.findings)

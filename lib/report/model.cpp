@@ -290,6 +290,16 @@ void to_json(json& out, const Finding& finding) {
     }
     if (!finding.allocationSites.empty()) out["allocation_sites"] = finding.allocationSites;
     if (!finding.cycleShapes.empty()) out["cycle_shapes"] = finding.cycleShapes;
+    if (!finding.keptTypes.empty()) {
+        json& kept = out["kept_types"] = json::array();
+        for (const KeptType& type : finding.keptTypes)
+            kept.push_back({{"type", type.type}, {"per_call", type.perCall}});
+    }
+    if (!finding.keptHolders.empty()) {
+        json& holders = out["kept_holders"] = json::array();
+        for (const KeptHolder& holder : finding.keptHolders)
+            holders.push_back({{"type", holder.type}, {"route", holder.route}});
+    }
 }
 
 void from_json(const json& in, Finding& finding) {
@@ -331,6 +341,22 @@ void from_json(const json& in, Finding& finding) {
     if (in.contains("cycle_shapes")) {
         in.at("cycle_shapes").get_to(finding.cycleShapes);
         std::erase_if(finding.path, [](const PathStep& step) { return step.kind == "cycle"; });
+    }
+    if (auto kept = in.find("kept_types"); kept != in.end() && kept->is_array()) {
+        for (const json& entry : *kept) {
+            KeptType type;
+            entry.at("type").get_to(type.type);
+            entry.at("per_call").get_to(type.perCall);
+            finding.keptTypes.push_back(std::move(type));
+        }
+    }
+    if (auto holders = in.find("kept_holders"); holders != in.end() && holders->is_array()) {
+        for (const json& entry : *holders) {
+            KeptHolder holder;
+            entry.at("type").get_to(holder.type);
+            entry.at("route").get_to(holder.route);
+            finding.keptHolders.push_back(std::move(holder));
+        }
     }
 }
 

@@ -177,7 +177,8 @@ WorkloadResult runDecorations(const WorkerSpec& spec) {
         const bool cyclic = std::string(figure.check) == "decorations-cyclic-garbage";
         // After the measurement (its counts are untouched by this), more functions decorated once:
         // what stays alive, by type, or the shapes of the cycles the decorations leave.
-        std::vector<std::string> types, holders;
+        KeptAlive kept;
+        std::string notCounted;
         std::vector<CycleShapeCount> shapes;
         try {
             py::object body = harness.attr("decoration_body")(dsl, top.form, module, offset);
@@ -185,13 +186,11 @@ WorkloadResult runDecorations(const WorkerSpec& spec) {
             if (cyclic) {
                 shapes = cycleShapesLeftBy(body, kTypePass);
             } else {
-                KeptAlive kept = keptAliveBy(harness, body, kTypePass);
-                types = std::move(kept.types);
-                holders = std::move(kept.holders);
+                kept = keptAliveBy(harness, body, kTypePass);
             }
         } catch (py::error_already_set& error) {
             // The finding stands without them (the decorator raised this time), and says why.
-            types.push_back(fmt::format("(not counted: {})", error.what()));
+            notCounted = fmt::format("(not counted: {})", error.what());
         }
         const Unit unit = unitOf(top.form);
         const std::string reason = fmt::format(
@@ -201,11 +200,10 @@ WorkloadResult runDecorations(const WorkerSpec& spec) {
         result.checks.push_back({figure.check, Status::kFail, reason, amount});
         Finding finding;
         finding.kind = figure.check;
-        finding.summary =
-            types.empty() ? reason
-                          : fmt::format("{}; objects left alive per {}: {}", reason, unit.one,
-                                        fmt::join(types, ", "));
-        if (!holders.empty()) finding.summary += fmt::format("; {}", fmt::join(holders, "; "));
+        finding.summary = reason;
+        if (!notCounted.empty())
+            finding.summary += fmt::format("; objects left alive per {}: {}", unit.one, notCounted);
+        addKept(finding, std::move(kept), unit.one);
         finding.cycleShapes = std::move(shapes);
         const bool instances = isClassForm(top.form);
         if (!cyclic) {

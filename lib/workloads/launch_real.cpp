@@ -308,10 +308,7 @@ WorkloadResult runRealLaunch(const WorkerSpec& spec) {
         finding.kind = "launch-real-retained";
         finding.summary = reason;
         try { // what stays, and what holds it: the worst case launched 100 times more
-            KeptAlive kept = keptAliveBy(harness, retainedWorst->call, 100);
-            if (!kept.types.empty())
-                finding.summary += fmt::format("; objects left alive per launch: {}", fmt::join(kept.types, ", "));
-            if (!kept.holders.empty()) finding.summary += fmt::format("; {}", fmt::join(kept.holders, "; "));
+            addKept(finding, keptAliveBy(harness, retainedWorst->call, 100), "launch");
         } catch (py::error_already_set& error) {
             finding.summary += fmt::format(" (what stays not counted: {})", error.what());
         }

@@ -203,7 +203,7 @@ KeptAlive keptAliveBy(py::handle harness, py::handle body, std::int64_t calls) {
     };
     for (py::handle entry : entries) {
         const std::string type = python::textOf(entry[py::int_(0)]);
-        kept.types.push_back(fmt::format("{:.2f} `{}`", entry[py::int_(1)].cast<double>(), type));
+        kept.types.push_back({type, entry[py::int_(1)].cast<double>()});
         if (type == "function") explain(entry, type);
     }
     for (py::handle entry : entries)
@@ -211,8 +211,20 @@ KeptAlive keptAliveBy(py::handle harness, py::handle body, std::int64_t calls) {
     entries = py::list();
     const std::vector<std::string> routes = probes::holdersOf(examples);
     for (size_t i = 0; i < routes.size(); ++i)
-        kept.holders.push_back(fmt::format("`{}` held by {}", exampleTypes[i], probes::routeShape(routes[i])));
+        kept.holders.push_back({exampleTypes[i], probes::routeShape(routes[i])});
     return kept;
+}
+
+void addKept(Finding& finding, KeptAlive kept, const std::string& perWhat) {
+    std::vector<std::string> types, holders;
+    for (const KeptType& type : kept.types)
+        types.push_back(fmt::format("{:.2f} `{}`", type.perCall, type.type));
+    for (const KeptHolder& holder : kept.holders)
+        holders.push_back(fmt::format("`{}` held by {}", holder.type, holder.route));
+    if (!types.empty()) finding.summary += fmt::format("; objects left alive per {}: {}", perWhat, fmt::join(types, ", "));
+    if (!holders.empty()) finding.summary += fmt::format("; {}", fmt::join(holders, "; "));
+    finding.keptTypes = std::move(kept.types);
+    finding.keptHolders = std::move(kept.holders);
 }
 
 Run perCall(const probes::AllocationCounts& counts, std::int64_t cyclicGarbage, std::int64_t calls) {

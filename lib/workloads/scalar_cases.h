@@ -80,15 +80,18 @@ std::int64_t collectYoungGarbage();
 std::vector<CycleShapeCount> cycleShapesLeftBy(pybind11::handle call, std::int64_t calls);
 
 // What `calls` more calls of `body` leave alive after a full collection, per call: the types
-// ("2.00 `Kernel`", most first: the harness's kept_types) and what holds the newest object of two
-// of them, a function of leakgate's units module first (a decorated function kept alive says the
-// most), then the commonest ("`Kernel` held by sys.modules['taichi.lang.impl'].pytaichi.kernels[i]",
-// probes::holdersOf). Throws py::error_already_set when a call raised.
+// (most first: the harness's kept_types) and what holds the newest object of two of them, a
+// function of leakgate's units module first (a decorated function kept alive says the most), then
+// the commonest (probes::holdersOf, as far as the container: probes::routeShape). Throws
+// py::error_already_set when a call raised.
 struct KeptAlive {
-    std::vector<std::string> types;
-    std::vector<std::string> holders;
+    std::vector<KeptType> types;
+    std::vector<KeptHolder> holders;
 };
 KeptAlive keptAliveBy(pybind11::handle harness, pybind11::handle body, std::int64_t calls);
+// The finding's typed fields, and its summary's tail for a person: "; objects left alive per
+// launch: 2.00 `Kernel`, ...; `Kernel` held by sys.modules['m'].kernels[i]".
+void addKept(Finding& finding, KeptAlive kept, const std::string& perWhat);
 
 // Flag only when every measured run of the target exceeds the reference's worst run (the rule of
 // CPython's refleak hunter: one noisy run does not make a finding).

@@ -27,7 +27,7 @@
 #include <string>
 
 // Changes whenever anything a plug-in shares with leakgate changes (leakgate/api.h).
-#define LEAKGATE_PLUGIN_ABI_VERSION 3
+#define LEAKGATE_PLUGIN_ABI_VERSION 4
 
 namespace leakgate::plugin {
 

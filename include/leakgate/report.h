@@ -136,10 +136,15 @@ struct WorkloadError {
     bool usage = false;
 };
 
+// A result's part in a run: the target judged, or the reference runtime it is judged against
+// (its results are the baseline, never alerts). JSON spells them "target" and "reference".
+enum class Role { kTarget, kReference };
+LEAKGATE_API const char* toString(Role role);
+
 struct WorkloadResult {
     std::string workload;               // "scan", "decorate", ...
     std::string subject;                // the script or target it ran on
-    std::string role = "target";        // "target", or "reference": the baseline it is compared with
+    Role role = Role::kTarget;
     std::optional<WorkloadError> error; // set: the result is an `error` result
     std::vector<CheckResult> checks;
     std::vector<Finding> findings;

@@ -205,7 +205,7 @@ void checkBaselineSentinels(const nlohmann::json& baseline, const std::string& n
 
 void applyBaseline(Report& report, const nlohmann::json& baseline, const Budgets& budgets) {
     for (auto& result : report.results) {
-        if (result.role != "target") continue;
+        if (result.role != Role::kTarget) continue;
         for (auto& check : result.checks) {
             if (!check.amount || check.status == Status::kError || check.status == Status::kSkip)
                 continue;

@@ -203,7 +203,7 @@ BisectReport runBisect(const BisectOptions& requested) {
                                                        options.installTimeout, installer);
                 row.report = runGate(gate);
                 for (const auto& result : row.report->results) {
-                    if (result.role != "target") continue;
+                    if (result.role != Role::kTarget) continue;
                     for (const auto& check : result.checks)
                         row.cells[check.name] = {check.status, check.amount, culpritOf(result, check)};
                 }

@@ -139,7 +139,7 @@ void compareWithReference(WorkloadResult& target, const WorkloadResult* referenc
 // One worker's request: the gate's settings, for `workload` on `subject` in `role`.
 worker::WorkerRequest workerRequest(const GateOptions& options, const python::Environment& env,
                                     const std::string& workload, const TargetRef& subject,
-                                    const std::string& role) {
+                                    Role role) {
     worker::WorkerRequest request;
     workloads::WorkerSpec& spec = request.spec;
     spec.workload = workload;
@@ -238,7 +238,7 @@ Report runGate(const GateOptions& options) {
     // report reads the same for any -j.
     struct Run {
         const worker::WorkloadEntry* entry;
-        const char* role;
+        Role role;
         const TargetRef* subject;
         std::string probe; // the probe workload's plug-in
         WorkloadResult result;
@@ -260,9 +260,9 @@ Report runGate(const GateOptions& options) {
     // decorations, and the target is imported once (the decorate workload imports it first
     // anyway). The import's run is filled by the decorate run's worker; by role, its index.
     const bool importThenDecorate = wanted(worker::findWorkload("import")) && wanted(worker::findWorkload("decorate"));
-    std::map<std::string, size_t> chainedImport;
-    auto plan = [&](const worker::WorkloadEntry* entry, const char* role, const std::string& probe) {
-        const TargetRef* subject = std::string(role) == "target" ? &target : &reference;
+    std::map<Role, size_t> chainedImport;
+    auto plan = [&](const worker::WorkloadEntry* entry, Role role, const std::string& probe) {
+        const TargetRef* subject = role == Role::kTarget ? &target : &reference;
         runs.push_back({entry, role, subject, probe, {}, false});
         const size_t index = runs.size() - 1;
         std::optional<size_t> after;
@@ -282,7 +282,7 @@ Report runGate(const GateOptions& options) {
                                      (run.entry->launchCases && targetHasLaunchCases == false))
                                      return; // skipped without a worker, when assembled
                              }
-                             if (!chained && run.probe.empty() && std::string(run.role) == "reference") {
+                             if (!chained && run.probe.empty() && run.role == Role::kReference) {
                                  // No baseline is needed for checks the target skipped (no scalar
                                  // types, say): seen here when the target ran first (-j 1), else
                                  // the result is dropped when assembled.
@@ -299,7 +299,7 @@ Report runGate(const GateOptions& options) {
                                            chained ? std::string("import, decorate")
                                                    : run.probe.empty() ? workload : run.probe,
                                            run.subject->name,
-                                           std::string(run.role) == "reference" ? " (reference)" : "",
+                                           run.role == Role::kReference ? " (reference)" : "",
                                            workload == "soak"
                                                ? fmt::format(", about {:.0f} s", options.soakSeconds)
                                                : "");
@@ -320,7 +320,7 @@ Report runGate(const GateOptions& options) {
                              }
                              result.role = run.role;
                              std::lock_guard<std::mutex> held(learntLock);
-                             if (workload == "decorate" && std::string(run.role) == "target" &&
+                             if (workload == "decorate" && run.role == Role::kTarget &&
                                  result.details.contains("scalar_types")) {
                                  targetHasScalarTypes = !result.details["scalar_types"].empty();
                                  if (result.details.contains("launch_devices"))
@@ -330,17 +330,17 @@ Report runGate(const GateOptions& options) {
                              run.ran = true;
                          },
                          after});
-        if (entry->name == "decorate" && std::string(role) == "target") decorateTarget = index;
+        if (entry->name == "decorate" && role == Role::kTarget) decorateTarget = index;
     };
     for (const worker::WorkloadEntry* entry : worker::workloadsOf(worker::Command::kGate)) {
         if (!wanted(*entry)) continue;
-        plan(entry, "target", "");
-        if (!targetIsReference && entry->baseline) plan(entry, "reference", "");
+        plan(entry, Role::kTarget, "");
+        if (!targetIsReference && entry->baseline) plan(entry, Role::kReference, "");
     }
     const worker::WorkloadEntry& probeEntry = worker::findWorkload("probe");
     for (const std::string& probe : options.probes) {
-        plan(&probeEntry, "target", probe);
-        if (!targetIsReference) plan(&probeEntry, "reference", probe);
+        plan(&probeEntry, Role::kTarget, probe);
+        if (!targetIsReference) plan(&probeEntry, Role::kReference, probe);
     }
     runTasks(tasks, options.jobs);
 
@@ -349,7 +349,7 @@ Report runGate(const GateOptions& options) {
     for (; next < runs.size() && runs[next].probe.empty();) {
         Run& targetRun = runs[next++];
         Run* referenceRun = next < runs.size() && runs[next].entry == targetRun.entry &&
-                                    runs[next].probe.empty() && std::string(runs[next].role) == "reference"
+                                    runs[next].probe.empty() && runs[next].role == Role::kReference
                                 ? &runs[next++]
                                 : nullptr;
         const worker::WorkloadEntry* entry = targetRun.entry;
@@ -360,14 +360,14 @@ Report runGate(const GateOptions& options) {
             WorkloadResult skipped;
             skipped.workload = entry->name;
             skipped.subject = target.name;
-            skipped.role = "target";
+            skipped.role = Role::kTarget;
             for (const auto& check : entry->checks) {
                 if (isSelected(selected, check)) skipped.checks.push_back({check, Status::kSkip, skipReason});
             }
             report.results.push_back(std::move(skipped));
             continue;
         }
-        std::map<std::string, WorkloadResult> byRole;
+        std::map<Role, WorkloadResult> byRole;
         for (Run* run : {&targetRun, referenceRun}) {
             if (!run || !run->ran) continue;
             WorkloadResult& result = run->result;
@@ -385,15 +385,15 @@ Report runGate(const GateOptions& options) {
             byRole.emplace(run->role, std::move(result));
         }
         // A reference that ran beside a target that skipped all its checks is no baseline.
-        if (allSkipped(byRole.at("target"), selected)) byRole.erase("reference");
-        auto referenceResult = byRole.find("reference");
-        decideSoak(byRole.at("target"),
+        if (allSkipped(byRole.at(Role::kTarget), selected)) byRole.erase(Role::kReference);
+        auto referenceResult = byRole.find(Role::kReference);
+        decideSoak(byRole.at(Role::kTarget),
                    referenceResult == byRole.end() ? nullptr : &referenceResult->second);
         if (!targetIsReference && entry->baseline) {
-            compareWithReference(byRole.at("target"),
+            compareWithReference(byRole.at(Role::kTarget),
                                  referenceResult == byRole.end() ? nullptr : &referenceResult->second);
         }
-        report.results.push_back(std::move(byRole.at("target")));
+        report.results.push_back(std::move(byRole.at(Role::kTarget)));
         if (referenceResult != byRole.end())
             report.results.push_back(std::move(referenceResult->second));
     }
@@ -436,7 +436,7 @@ Report runGate(const GateOptions& options) {
         // The target's dynamic findings get the statement to change, where the lint has it.
         const std::vector<Finding> statements = report.results.back().findings;
         for (WorkloadResult& result : report.results) {
-            if (result.role == "target" && result.workload != "lint") placeFixSites(result, statements);
+            if (result.role == Role::kTarget && result.workload != "lint") placeFixSites(result, statements);
         }
     } else {
         // Without --lint, the statement to change all the same (as scan finds it): the lint of the
@@ -444,7 +444,7 @@ Report runGate(const GateOptions& options) {
         // nothing.
         std::vector<WorkloadResult*> targets;
         for (WorkloadResult& result : report.results) {
-            if (result.role == "target") targets.push_back(&result);
+            if (result.role == Role::kTarget) targets.push_back(&result);
         }
         LintOptions lint;
         lint.python = options.python;

@@ -52,7 +52,7 @@ size_t markConfirmedLintFindings(Report& report) {
     };
     std::vector<Witness> witnesses;
     for (const auto& result : report.results) {
-        if (result.role != "target" || result.workload == "lint") continue;
+        if (result.role != Role::kTarget || result.workload == "lint") continue;
         for (const auto& finding : result.findings) {
             if (!isDynamicFrameFinding(finding)) continue;
             for (const auto& frame : finding.frames)

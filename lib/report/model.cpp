@@ -50,6 +50,10 @@ const char* toString(Status status) {
     return "error";
 }
 
+const char* toString(Role role) {
+    return role == Role::kReference ? "reference" : "target";
+}
+
 Status statusFromString(const std::string& text) {
     if (text == "pass") return Status::kPass;
     if (text == "fail") return Status::kFail;
@@ -62,7 +66,7 @@ ExitCode Report::exitCode() const {
     for (const auto& result : results) {
         if (result.error && result.error->usage) return ExitCode::kUsage;
         for (const auto& check : result.checks)
-            failed |= check.status == Status::kFail && result.role == "target";
+            failed |= check.status == Status::kFail && result.role == Role::kTarget;
     }
     if (failed) return ExitCode::kFindings;
     if (hasErrors()) return ExitCode::kErrored;
@@ -82,7 +86,7 @@ bool Report::hasErrors() const {
 std::vector<const Finding*> Report::findings() const {
     std::vector<const Finding*> all;
     for (const auto& result : results) {
-        if (result.role != "target") continue;
+        if (result.role != Role::kTarget) continue;
         for (const auto& finding : result.findings)
             all.push_back(&finding);
     }
@@ -407,7 +411,7 @@ void from_json(const json& in, WorkloadError& error) {
 void to_json(json& out, const WorkloadResult& result) {
     out = json{{"workload", result.workload},
                {"subject", result.subject},
-               {"role", result.role},
+               {"role", toString(result.role)},
                {"status", result.ok() ? "ok" : "error"},
                {"error", result.error ? json(*result.error) : json(nullptr)},
                {"checks", result.checks},
@@ -424,7 +428,12 @@ void from_json(const json& in, WorkloadResult& result) {
     if (!in.at("error").is_null()) result.error = in.at("error").get<WorkloadError>();
     in.at("checks").get_to(result.checks);
     in.at("findings").get_to(result.findings);
-    if (in.contains("role")) in.at("role").get_to(result.role);
+    if (in.contains("role")) {
+        const std::string role = in.at("role").get<std::string>();
+        if (role != "target" && role != "reference")
+            throw json::type_error::create(302, fmt::format("unknown role `{}`", role), &in.at("role"));
+        result.role = role == "reference" ? Role::kReference : Role::kTarget;
+    }
     if (in.contains("sentinels")) in.at("sentinels").get_to(result.sentinels);
     if (in.contains("details")) result.details = in.at("details");
     if (in.contains("notes")) in.at("notes").get_to(result.notes);

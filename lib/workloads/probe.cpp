@@ -313,7 +313,7 @@ WorkloadResult runProbe(const WorkerSpec& spec) {
     plugin.checks = {probeFallbackCheck(spec.probe)};
     py::module_ harness = loadHarness();
     if (path.extension() == ".py") loadPythonPlugin(plugin, spec.probe, harness);
-    else loadCxxPlugin(plugin, spec.probe, spec.role);
+    else loadCxxPlugin(plugin, spec.probe, toString(spec.role));
     result.details["probe_checks"] = plugin.checks;
     auto failAll = [&](const std::string& message) {
         result.error = WorkloadError{message, std::nullopt, ""};

@@ -28,7 +28,7 @@ std::string serialize(const WorkerSpec& spec) {
                 {"trace_sites", spec.traceSites},
                 {"held_entries", spec.heldEntries},
                 {"held_bytes", spec.heldBytes},
-                {"role", spec.role},
+                {"role", toString(spec.role)},
                 {"sentinel_bytes", spec.sentinelBytes},
                 {"device_sentinel_bytes", spec.deviceSentinelBytes},
                 {"calls", spec.launchCalls},
@@ -124,7 +124,8 @@ WorkerSpec parseWorkerSpec(const std::string& text) {
     read(in, "trace_sites", spec.traceSites);
     read(in, "held_entries", spec.heldEntries);
     read(in, "held_bytes", spec.heldBytes);
-    read(in, "role", spec.role);
+    std::string role = toString(spec.role);
+    read(in, "role", role);
     read(in, "sentinel_bytes", spec.sentinelBytes);
     read(in, "device_sentinel_bytes", spec.deviceSentinelBytes);
     read(in, "calls", spec.launchCalls);
@@ -148,8 +149,9 @@ WorkerSpec parseWorkerSpec(const std::string& text) {
             throw UsageError("worker spec: `target` needs exactly one of `module` and `path`");
         spec.target = std::move(ref);
     }
-    if (spec.role != "target" && spec.role != "reference")
-        throw UsageError(fmt::format("worker spec: unknown role `{}`", spec.role));
+    if (role != "target" && role != "reference")
+        throw UsageError(fmt::format("worker spec: unknown role `{}`", role));
+    spec.role = role == "reference" ? Role::kReference : Role::kTarget;
     return spec;
 }
 

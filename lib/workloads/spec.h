@@ -4,6 +4,7 @@
 // key, a missing one or a value of the wrong type is a clear error, never a silent default.
 #pragma once
 
+#include "leakgate/report.h"
 #include "lib/python/environment.h"
 
 #include <nlohmann/json.hpp>
@@ -63,7 +64,7 @@ struct WorkerSpec {
     std::int64_t heldBytes = defaults::kHeldBytes;
 
     std::optional<TargetRef> target; // gate workloads
-    std::string role = "target";     // "target", or "reference": the baseline
+    Role role = Role::kTarget;       // the reference is the baseline
     std::int64_t sentinelBytes = defaults::kSentinelBytes;
     std::int64_t deviceSentinelBytes = defaults::kDeviceSentinelBytes;
     std::int64_t launchCalls = defaults::kLaunchCalls;

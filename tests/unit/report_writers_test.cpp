@@ -50,7 +50,7 @@ WorkloadResult result(std::string workload, std::string role, std::vector<CheckR
     WorkloadResult out;
     out.workload = std::move(workload);
     out.subject = role == "target" ? "frame_cycle_461" : "reference";
-    out.role = std::move(role);
+    out.role = role == "reference" ? Role::kReference : Role::kTarget;
     out.checks = std::move(checks);
     out.seconds = 1.5;
     return out;

@@ -479,7 +479,7 @@ SoakSeries soakSeries(const WorkloadResult& result, std::vector<std::pair<double
     SoakSeries series;
     series.result = &result;
     series.points = std::move(points);
-    series.color = result.role == "reference" ? "#57606a" : "#0969da";
+    series.color = result.role == Role::kReference ? "#57606a" : "#0969da";
     size_t from = series.points.size() / 10;
     double n = 0, sx = 0, sy = 0, sxx = 0, sxy = 0;
     for (size_t i = from; i < series.points.size(); ++i) {
@@ -510,7 +510,7 @@ std::string soakChart(const std::vector<SoakSeries>& series) {
     plot.right = 200; // the slope labels, right of the lines' ends
     const SoakSeries* target = nullptr;
     for (const auto& one : series) {
-        if (one.result->role == "target") target = &one;
+        if (one.result->role == Role::kTarget) target = &one;
     }
     const bool budgeted =
         target && target->result->details["soak"].contains("budget_slope_bytes_per_1000_steps");
@@ -549,15 +549,15 @@ std::string soakChart(const std::vector<SoakSeries>& series) {
         std::string line;
         for (const auto& [step, mib] : one.points)
             line += fmt::format("{:.1f},{:.1f} ", sx(step), sy(mib));
-        const std::string name = fmt::format("{}: {}", one.result->role, one.result->subject);
+        const std::string name = fmt::format("{}: {}", toString(one.result->role), one.result->subject);
         body += fmt::format(R"(<polyline class="series {}" points="{}" fill="none" stroke="{}" )"
                             R"(stroke-width="2" opacity="0.75"><title>{}</title></polyline>)",
-                            esc(one.result->role), line, one.color, esc(name));
+                            esc(toString(one.result->role)), line, one.color, esc(name));
         if (one.points.size() <= 80) {
             for (const auto& [step, mib] : one.points) {
                 body += fmt::format(R"(<circle cx="{:.1f}" cy="{:.1f}" r="2.5" fill="{}">)"
                                     R"(<title>{} step {:.0f}: {:.2f} MiB</title></circle>)",
-                                    sx(step), sy(mib), one.color, esc(one.result->role), step, mib);
+                                    sx(step), sy(mib), one.color, esc(toString(one.result->role)), step, mib);
             }
         }
         double lastX = one.points.back().first;
@@ -574,7 +574,7 @@ std::string soakChart(const std::vector<SoakSeries>& series) {
         labelRows.push_back(labelY);
         labels += fmt::format(R"(<text x="{:.1f}" y="{:.1f}" style="fill:{}">{}</text>)",
                               plot.width - plot.right + 8, labelY,
-                              one.color, esc(shorten(one.result->role + " " + slope, 34)));
+                              one.color, esc(shorten(std::string(toString(one.result->role)) + " " + slope, 34)));
         body += fmt::format(R"(<rect x="{0:.1f}" y="{1:.1f}" width="10" height="10" fill="{2}"/>)"
                             R"(<text x="{3:.1f}" y="{4:.1f}">{5}</text>)",
                             plot.left + 8, legendY - 9, one.color, plot.left + 22, legendY,
@@ -603,7 +603,7 @@ std::string soakChart(const std::vector<SoakSeries>& series) {
         plot.width, plot.height, body, labels);
     std::string caption;
     for (const auto& one : series) {
-        std::string part = one.result->role;
+        std::string part = toString(one.result->role);
         if (one.reportedSlope) part += " grows " + humanBytes(clampedBytes(*one.reportedSlope)) + " per 1000 steps";
         double growth = soakNumber(*one.result, "growth_bytes", NAN);
         if (!std::isnan(growth)) part += fmt::format(", {} after warm-up", humanBytes(clampedBytes(growth)));
@@ -767,7 +767,7 @@ std::string launchChart(const WorkloadResult& result, const LaunchMetric& metric
     return fmt::format(R"(<figure class="scroll">{}<figcaption>{} ({}): the bar is the type's worst )"
                        R"(case, counted by its lowest run as the check counts it; the whisker spans )"
                        R"(every run of every case; hover for the case.</figcaption></figure>)",
-                       svg, esc(metric.what), esc(result.role));
+                       svg, esc(metric.what), esc(toString(result.role)));
 }
 
 // ---- the page ----
@@ -785,7 +785,7 @@ std::string stackHtml(const WorkloadError& error) {
 std::string summaryHtml(const Report& report) {
     std::map<Status, int> counts;
     for (const auto& result : report.results) {
-        if (result.role != "target") continue;
+        if (result.role != Role::kTarget) continue;
         for (const auto& check : result.checks)
             ++counts[check.status];
     }
@@ -799,11 +799,11 @@ std::string summaryHtml(const Report& report) {
     for (const auto& result : report.results) {
         for (const auto& check : result.checks) {
             // The reference's failures are the baseline the target is measured against.
-            bool baseline = result.role != "target" && check.status == Status::kFail;
+            bool baseline = result.role != Role::kTarget && check.status == Status::kFail;
             out += fmt::format(
                 R"(<tr><td>{}</td><td>{}</td><td class="mono">{}</td><td class="mono">{}</td>)"
                 R"(<td>{}</td><td>{}</td></tr>)",
-                esc(result.workload), esc(result.role), esc(result.subject), esc(check.name),
+                esc(result.workload), esc(toString(result.role)), esc(result.subject), esc(check.name),
                 baseline ? badge("baseline", "fail")
                          : badge(statusClass(check.status), toString(check.status)),
                 foldedProse(check.reason, "the rest"));
@@ -812,7 +812,7 @@ std::string summaryHtml(const Report& report) {
             out += fmt::format(
                 R"(<tr><td>{}</td><td>{}</td><td class="mono">{}</td><td class="mono">worker</td>)"
                 R"(<td>{}</td><td>{}</td></tr>)",
-                esc(result.workload), esc(result.role), esc(result.subject), badge("error", "error"),
+                esc(result.workload), esc(toString(result.role)), esc(result.subject), badge("error", "error"),
                 foldedProse(result.error->message, "the rest") + stackHtml(*result.error));
         }
     }
@@ -825,7 +825,7 @@ std::string errorsHtml(const Report& report) {
     for (const auto& result : report.results) {
         if (!result.error) continue;
         out += fmt::format(R"(<h3>{} {} on <code>{}</code> ({})</h3><p>{})", badge("error", "error"),
-                           esc(result.workload), esc(result.subject), esc(result.role),
+                           esc(result.workload), esc(result.subject), esc(toString(result.role)),
                            foldedProse(result.error->message, "the rest"));
         if (result.error->signal && result.error->message.find("signal") == std::string::npos) {
             out += fmt::format(" (signal {})", *result.error->signal);
@@ -845,8 +845,8 @@ std::string sentinelsHtml(const Report& report) {
         out += fmt::format(
             "<details{}><summary>{} ({}) on <code>{}</code>: {} of {} sentinels outlived their "
             "frames</summary><table><tr><th>label</th><th>kind</th><th>bytes</th><th>verdict</th></tr>",
-            outlived > 0 && result.role == "target" ? " open" : "", esc(result.workload),
-            esc(result.role), esc(result.subject), outlived, result.sentinels.size());
+            outlived > 0 && result.role == Role::kTarget ? " open" : "", esc(result.workload),
+            esc(toString(result.role)), esc(result.subject), outlived, result.sentinels.size());
         for (const auto& sentinel : result.sentinels) {
             const char* cssClass = sentinel.verdict == "freed-by-refcount"  ? "pass"
                                    : sentinel.verdict == "freed-by-gc-only" ? "skip"
@@ -875,7 +875,7 @@ std::string writtenAt() {
 std::string packagesUnderTest(const Report& report) {
     std::vector<std::string> seen;
     for (const auto& result : report.results) {
-        if (result.role != "target") continue;
+        if (result.role != Role::kTarget) continue;
         auto package = result.details.find("target_package");
         if (package == result.details.end() || !package->is_object() || !package->contains("name") ||
             !(*package)["name"].is_string())
@@ -920,7 +920,7 @@ std::string formatHtml(const Report& report) {
     std::string findings;
     int id = 0;
     for (const auto& result : report.results) {
-        if (result.role != "target") continue; // the reference's findings are the baseline
+        if (result.role != Role::kTarget) continue; // the reference's findings are the baseline
         for (const auto& finding : result.findings)
             findings += findingHtml(finding, result, id++);
     }
@@ -935,7 +935,7 @@ std::string formatHtml(const Report& report) {
 
     std::string launch;
     for (const auto& result : report.results) {
-        if (result.role != "target") continue; // the reference's figures are in each bar group
+        if (result.role != Role::kTarget) continue; // the reference's figures are in each bar group
         for (const LaunchMetric& metric : kLaunchMetrics) {
             std::vector<TypeBars> bars = launchBars(result, metric);
             if (!bars.empty()) launch += launchChart(result, metric, bars);
@@ -1050,7 +1050,7 @@ std::string bisectFindingsHtml(const BisectReport& report) {
         std::string findings, errors;
         int count = 0;
         for (const auto& result : row.report->results) {
-            if (result.role != "target") continue;
+            if (result.role != Role::kTarget) continue;
             for (const auto& finding : result.findings) {
                 findings += findingHtml(finding, result, id++);
                 ++count;
@@ -1058,7 +1058,7 @@ std::string bisectFindingsHtml(const BisectReport& report) {
         }
         for (const auto& result : row.report->results) {
             for (const auto& check : result.checks) {
-                if (result.role != "target" || check.status != Status::kError) continue;
+                if (result.role != Role::kTarget || check.status != Status::kError) continue;
                 errors += fmt::format(R"(<p>{} <code>{}</code>: {}</p>)", badge("error", "error"), esc(check.name),
                                       foldedProse(check.reason, "the rest"));
             }

@@ -10,7 +10,7 @@ json toJson(const Report& report) {
     json checks = json::array();
     json findings = json::array();
     for (const auto& result : report.results) {
-        if (result.role != "target") continue; // the baseline stays in `results`
+        if (result.role != Role::kTarget) continue; // the baseline stays in `results`
         for (const auto& check : result.checks) {
             json entry = check;
             entry["workload"] = result.workload;

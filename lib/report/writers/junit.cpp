@@ -60,7 +60,7 @@ std::string suiteName(const std::string& prefix, const WorkloadResult& result) {
     if (subject.empty()) subject = result.subject.empty() ? "unnamed" : result.subject;
     std::string name = fmt::format("{}.{}", prefix, subject);
     // The built-in reference is named `reference` already.
-    if (result.role != "target" && subject != result.role) name += "." + result.role;
+    if (result.role != Role::kTarget && subject != toString(result.role)) name += fmt::format(".{}", toString(result.role));
     return name;
 }
 
@@ -188,7 +188,7 @@ std::string writeResult(const std::string& suite, const WorkloadResult& result, 
                     systemErr(result);
             break;
         case Status::kFail: {
-            if (result.role != "target") {
+            if (result.role != Role::kTarget) {
                 // The reference is the baseline, not the thing under test: what it retains does
                 // not fail the gate (Report::exitCode), so it does not fail the CI job either.
                 inner =
@@ -288,7 +288,7 @@ std::string propertiesXml(const Properties& properties) {
 // The <testsuite>s of one report, one per (subject, role) in the order each first appears (a gate
 // gives one per role), their counts added to `total`; `extra` are properties of every suite.
 std::string reportSuites(const Report& report, const std::string& prefix, const Properties& extra, Counts& total) {
-    std::vector<std::pair<std::string, std::string>> keys;
+    std::vector<std::pair<std::string, Role>> keys;
     for (const auto& result : report.results) {
         std::pair key{result.subject, result.role};
         if (std::find(keys.begin(), keys.end(), key) == keys.end()) keys.push_back(key);
@@ -300,7 +300,7 @@ std::string reportSuites(const Report& report, const std::string& prefix, const 
         const WorkloadResult* first = nullptr;
         // The figures a baseline compares, as properties (junit-10.xsd has them per suite only).
         Properties properties = {
-            {"subject", subject}, {"role", role}, {"python", report.pythonVersion}, {"leakgate", LEAKGATE_VERSION}};
+            {"subject", subject}, {"role", toString(role)}, {"python", report.pythonVersion}, {"leakgate", LEAKGATE_VERSION}};
         properties.insert(properties.end(), extra.begin(), extra.end());
         for (const auto& result : report.results) {
             if (result.subject != subject || result.role != role) continue;

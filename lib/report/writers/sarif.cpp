@@ -296,7 +296,7 @@ json sarifRun(const Report& report, const fs::path& sourceRoot) {
         ruleIds.push_back(rule.kind);
     json results = json::array();
     for (const auto& result : report.results) {
-        if (result.role != "target") continue; // the reference is the baseline, not an alert
+        if (result.role != Role::kTarget) continue; // the reference is the baseline, not an alert
         auto resultOf = [&](const Finding& finding) {
             auto known = std::find(ruleIds.begin(), ruleIds.end(), finding.kind);
             if (known == ruleIds.end()) {
@@ -372,9 +372,9 @@ json sarifRun(const Report& report, const fs::path& sourceRoot) {
              {"descriptor", {{"id", "workload-error"}}},
              {"message",
               {{"text", fmt::format("{} on {}{}: {}", result.workload, result.subject,
-                                    result.role == "target" ? "" : " (" + result.role + ")",
+                                    result.role == Role::kTarget ? "" : fmt::format(" ({})", toString(result.role)),
                                     result.error->message)}}},
-             {"properties", {{"workload", result.workload}, {"subject", result.subject}, {"role", result.role}}}});
+             {"properties", {{"workload", result.workload}, {"subject", result.subject}, {"role", toString(result.role)}}}});
     }
     if (!notifications.empty()) invocation["toolExecutionNotifications"] = std::move(notifications);
     json run = {{"tool", toolJson(std::move(rules))},

@@ -213,7 +213,7 @@ void writeStderrTail(std::string& out, const std::string& tail) {
 std::string reportText(const Report& report, const TextOptions& options) {
     std::string out;
     for (const auto& result : report.results) {
-        std::string role = result.role == "reference" ? " [reference]" : "";
+        std::string role = result.role == Role::kReference ? " [reference]" : "";
         out += fmt::format("leakgate {}: {} {}{} (Python {})\n", report.command, result.workload,
                            displayPath(result.subject), role, report.pythonVersion);
         for (const auto& check : result.checks) {
@@ -228,7 +228,7 @@ std::string reportText(const Report& report, const TextOptions& options) {
         for (const std::string& note : result.notes)
             out += fmt::format("  note: {}\n", printable(note));
         // The reference is the baseline: its findings are in the JSON, its checks say enough here.
-        if (result.role != "reference") {
+        if (result.role != Role::kReference) {
             for (const auto& finding : result.findings)
                 writeFinding(out, options, finding);
         }
@@ -374,7 +374,7 @@ std::string formatBisectText(const BisectReport& report, const TextOptions& opti
             continue;
         }
         for (const auto& result : row.report->results) {
-            if (result.role != "target") continue;
+            if (result.role != Role::kTarget) continue;
             if (result.error)
                 out += fmt::format("{} {}: error: {}\n", row.version, result.workload,
                                    firstLine(result.error->message));

@@ -114,13 +114,7 @@ WorkloadResult runDecorations(const WorkerSpec& spec) {
     probes::ProbeList probes;
     probes.push_back(probes::makeGcGuardProbe());
     json cases = json::array();
-    struct Worst {
-        double low = 0;
-        std::string form;
-    };
-    std::map<std::string, Worst> worst;    // by check: the flagged form with the highest figure
-    std::map<std::string, double> highest; // by check: the highest lowest-run figure of any form
-    std::map<std::string, int> flagged;
+    MetricTally tally; // a case is a form
     int offset = 0;
     measure(
         result, probes,
@@ -142,15 +136,12 @@ WorkloadResult runDecorations(const WorkerSpec& spec) {
                 json record = {{"form", form}, {"decorations", count}, {"runs", countedRunsJson(measured)},
                                {"flagged", json::array()}};
                 for (const Figure& figure : kFigures) {
-                    double low = figure.of(measured.front());
+                    std::vector<double> figures;
                     for (const CountedRun& run : measured)
-                        low = std::min(low, figure.of(run));
-                    highest[figure.check] = std::max(highest[figure.check], low);
-                    if (low <= figure.rule) continue;
-                    record["flagged"].push_back(figure.check);
-                    ++flagged[figure.check];
-                    Worst& current = worst[figure.check];
-                    if (low > current.low) current = {low, form};
+                        figures.push_back(figure.of(run));
+                    // Its own rule, no reference: the reference runs the same loops in its worker.
+                    if (tally.add(figure.check, figures, 0, figure.rule, [&](double, double) { return form; }))
+                        record["flagged"].push_back(figure.check);
                 }
                 cases.push_back(std::move(record));
             }
@@ -160,9 +151,9 @@ WorkloadResult runDecorations(const WorkerSpec& spec) {
     if (!result.ok()) return result;
 
     for (const Figure& figure : kFigures) {
-        const auto amount = static_cast<std::int64_t>(std::llround(highest[figure.check] * 1000));
-        auto found = worst.find(figure.check);
-        if (found == worst.end()) {
+        const std::int64_t amount = tally.amount(figure.check);
+        const MetricTally::Worst* worst = tally.worst(figure.check);
+        if (!worst) {
             result.checks.push_back(
                 {figure.check, Status::kPass,
                  fmt::format("no more than {:.2f} {} per decoration in any of {} forms ({} runs of {} "
@@ -173,7 +164,7 @@ WorkloadResult runDecorations(const WorkerSpec& spec) {
                  amount});
             continue;
         }
-        const Worst& top = found->second;
+        const std::string& form = worst->reason; // the worst case's reason is its form: worded here
         const bool cyclic = std::string(figure.check) == "decorations-cyclic-garbage";
         // After the measurement (its counts are untouched by this), more functions decorated once:
         // what stays alive, by type, or the shapes of the cycles the decorations leave.
@@ -181,7 +172,7 @@ WorkloadResult runDecorations(const WorkerSpec& spec) {
         std::string notCounted;
         std::vector<CycleShapeCount> shapes;
         try {
-            py::object body = harness.attr("decoration_body")(dsl, top.form, module, offset);
+            py::object body = harness.attr("decoration_body")(dsl, form, module, offset);
             offset += static_cast<int>(kTypePass);
             if (cyclic) {
                 shapes = cycleShapesLeftBy(body, kTypePass);
@@ -192,10 +183,10 @@ WorkloadResult runDecorations(const WorkerSpec& spec) {
             // The finding stands without them (the decorator raised this time), and says why.
             notCounted = fmt::format("(not counted: {})", error.what());
         }
-        const Unit unit = unitOf(top.form);
+        const Unit unit = unitOf(form);
         const std::string reason = fmt::format(
             "{} of {} forms: `{}` leaves {:.2f} {} per {} in every one of {} runs of {} {}",
-            flagged[figure.check], forms.size(), top.form, top.low, figure.what, unit.one, runs, count,
+            tally.flaggedCases(figure.check), forms.size(), form, worst->low, figure.what, unit.one, runs, count,
             unit.many);
         result.checks.push_back({figure.check, Status::kFail, reason, amount});
         Finding finding;
@@ -205,7 +196,7 @@ WorkloadResult runDecorations(const WorkerSpec& spec) {
             finding.summary += fmt::format("; objects left alive per {}: {}", unit.one, notCounted);
         addKept(finding, std::move(kept), unit.one);
         finding.cycleShapes = std::move(shapes);
-        const bool instances = isClassForm(top.form);
+        const bool instances = isClassForm(form);
         if (!cyclic) {
             finding.fix = instances
                               ? "Whatever the class keeps per instance must go when the instance goes: a "

@@ -65,6 +65,7 @@ struct EchoReference {
 };
 
 constexpr const char* kRetainedWhat = "blocks still allocated after a full collection";
+constexpr const char* kRetainedCheck = "retained"; // its key in the tally
 
 bool anyShapeHolds(const std::vector<CycleShapeCount>& shapes, std::string_view type) {
     return std::ranges::any_of(shapes, [&](const CycleShapeCount& shape) {
@@ -159,14 +160,7 @@ WorkloadResult runRealLaunch(const WorkerSpec& spec) {
     probes.push_back(probes::makeGcGuardProbe());
     json cases = json::array();
     MetricTally tally;
-    struct RetainedWorst {
-        double excess = 0;
-        std::string reason;
-        py::object call; // the case's launch with its arguments, for saying what stays
-    };
-    std::optional<RetainedWorst> retainedWorst;
-    double retainedHighest = 0;
-    int retainedFlagged = 0, caseCount = 0;
+    int caseCount = 0;
     measure(
         result, probes,
         [&] {
@@ -218,24 +212,19 @@ WorkloadResult runRealLaunch(const WorkerSpec& spec) {
                         record["flagged"].push_back(metric.check);
                 }
                 // Retained: the same rule on the fourth figure.
-                double low = net.front().retained, referenceHigh = 0;
+                std::vector<double> retained;
                 for (const CountedRun& run : net)
-                    low = std::min(low, run.retained);
+                    retained.push_back(run.retained);
+                double referenceHigh = 0;
                 for (const CountedRun& run : referenceRuns)
                     referenceHigh = std::max(referenceHigh, run.retained);
-                retainedHighest = std::max(retainedHighest, low);
-                if (low > referenceHigh + kEpsilonPerCall) {
-                    ++retainedFlagged;
+                auto describeRetained = [&](double low, double compared) {
+                    return fmt::format("{}: {:.2f} {} per launch (reference, {}: {:.2f}) in every one of {} runs of "
+                                       "{} launches",
+                                       name, low, kRetainedWhat, referenceName, compared, runs, calls);
+                };
+                if (tally.add(kRetainedCheck, retained, referenceHigh, kEpsilonPerCall, describeRetained, launch))
                     record["flagged"].push_back("retained");
-                    if (!retainedWorst || low - referenceHigh > retainedWorst->excess) {
-                        retainedWorst = {low - referenceHigh,
-                                 fmt::format("{}: {:.2f} {} per launch (reference, {}: {:.2f}) in "
-                                             "every one of {} runs of {} launches",
-                                             name, low, kRetainedWhat, referenceName,
-                                             referenceHigh, runs, calls),
-                                 launch};
-                    }
-                }
                 cases.push_back(std::move(record));
             }
         },
@@ -290,7 +279,8 @@ WorkloadResult runRealLaunch(const WorkerSpec& spec) {
         }
         result.findings.push_back(std::move(finding));
     }
-    const auto retainedAmount = static_cast<std::int64_t>(std::llround(retainedHighest * 1000));
+    const std::int64_t retainedAmount = tally.amount(kRetainedCheck);
+    const MetricTally::Worst* retainedWorst = tally.worst(kRetainedCheck);
     if (!retainedWorst) {
         result.checks.push_back(
             {"launch-real-retained", Status::kPass,
@@ -302,7 +292,7 @@ WorkloadResult runRealLaunch(const WorkerSpec& spec) {
         const std::string& reason = retainedWorst->reason;
         result.checks.push_back({"launch-real-retained", Status::kFail,
                                  fmt::format("{} of {} cases keep blocks per launch on {}; worst {}",
-                                             retainedFlagged, caseCount, device, reason),
+                                             tally.flaggedCases(kRetainedCheck), caseCount, device, reason),
                                  retainedAmount});
         Finding finding;
         finding.kind = "launch-real-retained";

@@ -233,46 +233,42 @@ Run perCall(const probes::AllocationCounts& counts, std::int64_t cyclicGarbage, 
             divide(static_cast<double>(counts.netBlocks())), divide(static_cast<double>(cyclicGarbage))};
 }
 
-bool exceedsInEveryRun(const std::vector<Run>& target, const std::vector<Run>& reference,
-                       double Run::*field) {
-    double worstReference = 0;
-    for (const Run& run : reference)
-        worstReference = std::max(worstReference, run.*field);
-    return std::all_of(target.begin(), target.end(),
-                       [&](const Run& run) { return run.*field > worstReference + kEpsilonPerCall; });
-}
-
-bool MetricTally::add(const Metric& metric, const std::vector<Run>& target,
-                      const std::vector<Run>& reference,
+bool MetricTally::add(const std::string& check, const std::vector<double>& runs, double compared, double margin,
                       const std::function<std::string(double, double)>& describe, py::object call) {
-    double low = target.front().*metric.field;
-    for (const Run& run : target)
-        low = std::min(low, run.*metric.field);
-    double referenceHigh = 0;
-    for (const Run& run : reference)
-        referenceHigh = std::max(referenceHigh, run.*metric.field);
-    double& highest = highest_[metric.check];
+    const double low = runs.empty() ? 0 : *std::min_element(runs.begin(), runs.end());
+    double& highest = highest_[check];
     highest = std::max(highest, low);
-    if (!exceedsInEveryRun(target, reference, metric.field)) return false;
-    ++flagged_[metric.check];
-    Worst& current = worst_[metric.check];
-    if (low - referenceHigh > current.excess)
-        current = {low - referenceHigh, describe(low, referenceHigh), std::move(call)};
+    if (runs.empty() || low <= compared + margin) return false; // the lowest run decides "every run"
+    ++flagged_[check];
+    Worst& current = worst_[check];
+    if (low - compared > current.excess)
+        current = {low, low - compared, describe(low, compared), std::move(call)};
     return true;
 }
 
-std::int64_t MetricTally::amount(const Metric& metric) const {
-    auto found = highest_.find(metric.check);
+bool MetricTally::add(const Metric& metric, const std::vector<Run>& target, const std::vector<Run>& reference,
+                      const std::function<std::string(double, double)>& describe, py::object call) {
+    std::vector<double> runs;
+    for (const Run& run : target)
+        runs.push_back(run.*metric.field);
+    double referenceHigh = 0;
+    for (const Run& run : reference)
+        referenceHigh = std::max(referenceHigh, run.*metric.field);
+    return add(metric.check, runs, referenceHigh, kEpsilonPerCall, describe, std::move(call));
+}
+
+std::int64_t MetricTally::amount(const std::string& check) const {
+    auto found = highest_.find(check);
     return found == highest_.end() ? 0 : static_cast<std::int64_t>(std::llround(found->second * 1000));
 }
 
-const MetricTally::Worst* MetricTally::worst(const Metric& metric) const {
-    auto found = worst_.find(metric.check);
+const MetricTally::Worst* MetricTally::worst(const std::string& check) const {
+    auto found = worst_.find(check);
     return found == worst_.end() ? nullptr : &found->second;
 }
 
-int MetricTally::flaggedCases(const Metric& metric) const {
-    auto found = flagged_.find(metric.check);
+int MetricTally::flaggedCases(const std::string& check) const {
+    auto found = flagged_.find(check);
     return found == flagged_.end() ? 0 : found->second;
 }
 

@@ -93,11 +93,6 @@ KeptAlive keptAliveBy(pybind11::handle harness, pybind11::handle body, std::int6
 // launch: 2.00 `Kernel`, ...; `Kernel` held by sys.modules['m'].kernels[i]".
 void addKept(Finding& finding, KeptAlive kept, const std::string& perWhat);
 
-// Flag only when every measured run of the target exceeds the reference's worst run (the rule of
-// CPython's refleak hunter: one noisy run does not make a finding).
-bool exceedsInEveryRun(const std::vector<Run>& target, const std::vector<Run>& reference,
-                       double Run::*field);
-
 // A per-call figure the launch-path loops judge, and how a reason names it.
 struct Metric {
     const char* check; // the check is <workload>-<check>
@@ -109,26 +104,38 @@ inline constexpr Metric kNetBlocksMetric{"net-blocks", "net blocks", &Run::netBl
 inline constexpr Metric kCyclicGarbageMetric{"cyclic-garbage", "objects entering cyclic garbage",
                                              &Run::cyclicGarbage};
 
-// What the launch-path loops (launch.cpp, device.cpp) keep per metric over their cases: the
-// highest per-call figure of any case, each case counted by its lowest run (the check's amount,
-// flagged or not), and the case that exceeds the reference by most.
+// What every per-call loop (launch, device, launch-real, decorations) keeps per check over its
+// cases: the highest per-call figure of any case, each case counted by its lowest run (the
+// check's amount, flagged or not), how many cases were flagged, and the one that exceeds its limit
+// by most.
 class MetricTally {
 public:
     struct Worst {
-        double excess = 0;
+        double low = 0;    // the case's figure: its lowest run
+        double excess = 0; // over what it was compared with
         std::string reason;
-        pybind11::object call; // what made the worst case: launch.cpp explains it further
+        pybind11::object call; // what made the worst case, for explaining it further
     };
-    // Adds one case. True when every target run exceeds the reference's worst run
-    // (exceedsInEveryRun); `describe(low, referenceHigh)` words the reason of a new worst case.
+    // Adds one case's runs of the figure `check` judges. The case is flagged when every run
+    // exceeds `compared + margin` (the reference's worst run and the noise margin, or 0 and a
+    // rule); `describe(low, compared)` words the reason of a new worst case. True when flagged.
+    bool add(const std::string& check, const std::vector<double>& runs, double compared, double margin,
+             const std::function<std::string(double low, double compared)>& describe,
+             pybind11::object call = {});
+    // The launch rule on one field of a Run: flagged only when every measured run of the target
+    // exceeds the reference's worst run by the noise margin (the rule of CPython's refleak hunter:
+    // one noisy run does not make a finding).
     bool add(const Metric& metric, const std::vector<Run>& target, const std::vector<Run>& reference,
              const std::function<std::string(double low, double referenceHigh)>& describe,
              pybind11::object call = {});
     // The highest figure in thousandths of a call, as baselines compare it.
-    std::int64_t amount(const Metric& metric) const;
-    // Null when no case flagged the metric.
-    const Worst* worst(const Metric& metric) const;
-    int flaggedCases(const Metric& metric) const;
+    std::int64_t amount(const std::string& check) const;
+    std::int64_t amount(const Metric& metric) const { return amount(metric.check); }
+    // Null when no case flagged the check.
+    const Worst* worst(const std::string& check) const;
+    const Worst* worst(const Metric& metric) const { return worst(metric.check); }
+    int flaggedCases(const std::string& check) const;
+    int flaggedCases(const Metric& metric) const { return flaggedCases(metric.check); }
 
 private:
     std::map<std::string, double> highest_;

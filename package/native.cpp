@@ -9,6 +9,7 @@
 // leakgate_dsl/_results.py turns them into objects.
 #include "leakgate/report.h"
 #include "lib/python/collector.h"
+#include "lib/report/units.h"
 #include "lib/report/writers/text.h"
 #include "lib/scanner/labels.h"
 #include "leakgate/allocations.h"
@@ -22,9 +23,11 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace leakgate::package {
 namespace {
@@ -52,11 +55,39 @@ py::dict encode(const WorkloadResult& result, const std::string& command) {
     return encoded;
 }
 
+namespace collector = python::collector;
+
+// The collections of a region's measurement (probes/measurement.h). An outermost region examines
+// the young generations only: what its body made, not every object of a process with a DSL
+// loaded (three collections of the whole heap cost 54 ms to 188 ms per test). begin() collects
+// generations 0 and 1, so what was alive is in generation 2, which no read examines. A region
+// inside another collects nothing at its beginning (that garbage is the outer body's) and keeps
+// what was alive in the young generations alive until its end.
+constexpr probes::Collections kOutermost{1, 0, 1};
+constexpr probes::Collections kInner{-1, 0, 1};
+// A region once another began inside it: that one's collections moved this body's objects to
+// older generations, so the reads examine the whole heap, while what was alive when this region
+// began is kept alive (held from the first inner beginning on).
+constexpr probes::Collections kWhole{-1, 2, 2};
+
+// What a region inside another found that its own reads freed (the cyclic garbage of its body:
+// the frame cycles, the cycles without a frame, the sentinels freed only by the collector). The
+// outer region cannot see those any more, so it takes them over as its own at its end.
+struct Inherited {
+    std::vector<CheckResult> checks; // failed checks, each reason naming the inner region
+    std::vector<Finding> findings;
+    std::vector<SentinelVerdict> sentinels;
+    std::int64_t cyclicObjects = 0;
+    std::int64_t pinnedBytes = 0;
+};
+
 class Region;
-Region* g_active = nullptr; // regions do not nest: one measurement owns the collector
+std::vector<Region*> g_regions; // the active regions, innermost last
 
 // One measurement of the code run between begin() and finish() (or abandon()), in this process.
-// Each region is measured once.
+// Each region is measured once. Regions nest: a region begun while another is active measures
+// and judges its own body; the outer one counts that body as part of its own (its allocations,
+// what it left alive, and what the inner reads found in cyclic garbage and freed).
 class Region {
   public:
     // `held`: the held-growth probe too (its limits), off by default: its marks walk every
@@ -66,7 +97,12 @@ class Region {
         result_.subject = std::move(name);
     }
     ~Region() {
-        if (g_active == this) end(); // dropped while active: give the collector back
+        if (state_ != State::kActive) return;
+        // Dropped while active: end the regions begun inside it first, then give the collector
+        // back.
+        while (!g_regions.empty() && g_regions.back() != this)
+            g_regions.back()->end();
+        end();
     }
     Region(const Region&) = delete;
     Region& operator=(const Region&) = delete;
@@ -81,15 +117,27 @@ class Region {
             throw UsageError(fmt::format("region `{}` was already measured: make a new region for each "
                                          "measurement",
                                          result_.subject));
-        if (g_active)
-            throw UsageError(fmt::format("regions do not nest: region `{}` is active, so `{}` cannot begin",
-                                         g_active->result_.subject, result_.subject));
-        gcWasEnabled_ = python::collector::enabled();
-        g_active = this;
+        outer_ = g_regions.empty() ? nullptr : g_regions.back();
+        gcWasEnabled_ = collector::enabled();
+        g_regions.push_back(this);
         state_ = State::kActive;
         try {
             probes::AllocationCounter::install();
-            session_ = std::make_unique<probes::Session>();
+            if (outer_) {
+                // The outer's sentinels are judged by the outer: set aside while this region's
+                // probe judges its own (end() puts them back, whatever fails after this).
+                outerSentinels_ = std::move(probes::sentinelRegistry());
+                probes::sentinelRegistry().clear();
+                outer_->pauseCounting();
+                outer_->noteValidity();
+                outer_->readWholeHeap();
+                // What is alive now in the generations this region's reads examine (the outer
+                // body's objects so far, its garbage too) stays alive through them: they find only
+                // what this body leaves, and leave the outer body's garbage to the outer's reads.
+                kept_ = py::make_tuple(collector::objects(0), collector::objects(1));
+            } else {
+                session_ = std::make_unique<probes::Session>();
+            }
             probes::watchGc();
             // The reads clear gc.garbage; what the caller kept there is put back at the end.
             py::list garbage = probes::collectorGarbage();
@@ -104,42 +152,62 @@ class Region {
             probes_.push_back(probes::makeRetainedFrameProbe(/*onlyNew=*/true));
             if (held_) probes_.push_back(probes::makeHeldGrowthProbe(*held_));
             probes_.push_back(probes::makeDeviceMemoryProbe());
-            measurement_ = std::make_unique<probes::Measurement>(result_, probes_);
+            measurement_ = std::make_unique<probes::Measurement>(
+                result_, probes_, "", probes::Reads::kAll, outer_ ? kInner : kOutermost);
             measurement_->begin();
         } catch (...) {
             end();
             throw;
         }
-        probes::AllocationCounter::start(); // last: only the body's allocations count
-        counting_ = true;
+        resumeCounting(); // last: only the body's allocations count
     }
 
     // The three reads; the result as encode() gives it.
     py::dict finish() {
-        requireActive();
+        requireInnermost();
         probes::AllocationCounts counts = stopCounting();
+        // The sentinels this body made, with their weak references shared, so that those its reads
+        // do not free go on to the outer region's judgement.
+        std::vector<probes::TrackedSentinel> made;
+        if (outer_) made = shareSentinels(probes::sentinelRegistry());
         try {
             measurement_->finish();
         } catch (...) {
+            survivors_ = std::move(made);
             end();
             throw;
         }
         result_.details["allocations"] = counts.allocations;
         result_.details["frees"] = counts.frees;
         result_.details["net_blocks"] = counts.netBlocks();
+        if (result_.ok()) takeOver();
+        if (invalidBy_ && result_.ok()) invalidate(*invalidBy_);
+        if (outer_) handOver(std::move(made));
         end();
         return encode(result_, "region");
     }
 
     // Ends the region without reading: what the body left cannot be judged (it raised, and the
     // exception's traceback keeps its frames alive). Every check is `error` with `reason`.
+    // Nothing was collected, so all the body left is still there for an outer region to read.
     py::dict abandon(const std::string& reason) {
-        requireActive();
-        stopCounting();
+        requireInnermost();
+        probes::AllocationCounts counts = stopCounting();
         result_.error = WorkloadError{reason, std::nullopt, ""};
         for (const auto& probe : probes_) {
             if (probe->decidesCheck())
                 result_.checks.push_back({std::string(probe->name()), Status::kError, reason});
+        }
+        if (outer_) {
+            outer_->counted_.allocations += counts.allocations;
+            outer_->counted_.frees += counts.frees;
+            survivors_ = std::move(probes::sentinelRegistry());
+            // A collection or gc.enable() in this body happened in the outer's too: told before
+            // end() takes the gc guard's baseline again for the outer.
+            noteValidity();
+            if (invalidBy_ && !outer_->invalidBy_)
+                outer_->invalidBy_ =
+                    fmt::format("in region `{}` inside it: {}", result_.subject, *invalidBy_);
         }
         end();
         return encode(result_, "region");
@@ -148,34 +216,187 @@ class Region {
   private:
     enum class State { kNew, kActive, kDone };
 
-    void requireActive() const {
+    void requireInnermost() const {
         if (state_ != State::kActive)
             throw UsageError(fmt::format("region `{}` is not active", result_.subject));
+        if (g_regions.back() != this)
+            throw UsageError(fmt::format("region `{}` cannot end while region `{}`, begun inside it, is "
+                                         "active: regions end in the reverse order of their beginnings",
+                                         result_.subject, g_regions.back()->result_.subject));
     }
 
-    probes::AllocationCounts stopCounting() {
-        if (!counting_) return {};
+    void pauseCounting() {
+        if (!counting_) return;
         counting_ = false;
-        return probes::AllocationCounter::stop();
+        probes::AllocationCounts counts = probes::AllocationCounter::stop();
+        counted_.allocations += counts.allocations;
+        counted_.frees += counts.frees;
+    }
+    void resumeCounting() {
+        if (counting_ || state_ != State::kActive) return;
+        probes::AllocationCounter::start();
+        counting_ = true;
+    }
+    // What the body allocated and freed, while this region's own work (and that of regions inside
+    // it, but not their bodies) was left out.
+    probes::AllocationCounts stopCounting() {
+        pauseCounting();
+        return counted_;
     }
 
-    // Releases what the measurement held (with the GIL), gives the collector back as it was.
+    // A region begins inside this one: from here on this one's reads examine the whole heap, and
+    // what is in generation 2 now, all of it older than this body (the body's own objects are
+    // young until a collection), is kept alive until the end, out of those reads.
+    void readWholeHeap() {
+        if (older_) return;
+        older_ = collector::objects(2);
+        measurement_->setCollections(kWhole);
+    }
+
+    // A read of the gc guard for the body so far: a region begun or abandoned inside this one
+    // takes the guard's baseline afresh, so what this body did before it is told now.
+    void noteValidity() {
+        if (invalidBy_) return;
+        WorkloadResult scratch;
+        probes::makeGcGuardProbe()->afterCollection(scratch);
+        if (scratch.error) invalidBy_ = scratch.error->message;
+    }
+
+    void invalidate(const std::string& reason) {
+        result_.error = WorkloadError{reason, std::nullopt, ""};
+        for (auto& check : result_.checks) {
+            check.status = Status::kError;
+            check.reason = reason;
+            check.amount.reset();
+        }
+    }
+
+    static std::vector<probes::TrackedSentinel>
+    shareSentinels(const std::vector<probes::TrackedSentinel>& from) {
+        std::vector<probes::TrackedSentinel> shared;
+        for (const auto& sentinel : from) {
+            probes::TrackedSentinel copy;
+            copy.label = sentinel.label;
+            copy.kind = sentinel.kind;
+            copy.bytes = sentinel.bytes;
+            copy.weakref = python::own(Py_NewRef(sentinel.weakref.get()));
+            copy.identity = sentinel.identity;
+            shared.push_back(std::move(copy));
+        }
+        return shared;
+    }
+
+    // After this region's reads, to the region it is inside: its allocations, whether it could
+    // measure, what its reads freed (see Inherited), and its sentinels that they did not free (a
+    // sentinel freed by reference counting stays so; one alive is judged again at the outer's reads).
+    void handOver(std::vector<probes::TrackedSentinel> made) {
+        outer_->counted_.allocations += result_.details["allocations"].get<std::uint64_t>();
+        outer_->counted_.frees += result_.details["frees"].get<std::uint64_t>();
+        const std::string where = fmt::format("in region `{}` inside it", result_.subject);
+        if (!result_.ok()) {
+            if (!outer_->invalidBy_)
+                outer_->invalidBy_ = fmt::format("{}: {}", where, result_.error->message);
+            survivors_ = std::move(made);
+            return;
+        }
+        const bool judged = result_.sentinels.size() == made.size();
+        Inherited& inherited = outer_->inherited_;
+        std::int64_t freedByGc = 0, freedByGcBytes = 0;
+        for (size_t i = 0; i < made.size(); ++i) {
+            if (judged && result_.sentinels[i].verdict == "freed-by-gc-only") {
+                inherited.sentinels.push_back(result_.sentinels[i]);
+                ++freedByGc;
+                freedByGcBytes += result_.sentinels[i].bytes;
+            } else {
+                survivors_.push_back(std::move(made[i]));
+            }
+        }
+        for (const auto& check : result_.checks) {
+            if (check.status != Status::kFail) continue;
+            if (check.name == "frame-cycle" || check.name == "cyclic-garbage")
+                inherited.checks.push_back(
+                    {check.name, Status::kFail, fmt::format("{}: {}", where, check.reason),
+                     check.amount});
+        }
+        if (freedByGc > 0) {
+            inherited.checks.push_back(
+                {"sentinels", Status::kFail,
+                 fmt::format("{}: {} sentinel{} freed-by-gc-only, {} pinned until gc.collect()", where,
+                             freedByGc, freedByGc == 1 ? "" : "s", humanBytes(freedByGcBytes)),
+                 freedByGcBytes});
+        }
+        for (const auto& finding : result_.findings) {
+            if (finding.kind == "frame-cycle") inherited.findings.push_back(finding);
+        }
+        inherited.cyclicObjects += result_.details.value("cyclic_garbage_objects", std::int64_t{0});
+        inherited.pinnedBytes += result_.details.value("pinned_bytes", std::int64_t{0});
+    }
+
+    // What the regions inside this one found and freed, as this region's own: a failed check fails
+    // this one's too, naming the inner region.
+    void takeOver() {
+        if (inherited_.checks.empty() && inherited_.findings.empty() && inherited_.sentinels.empty() &&
+            inherited_.cyclicObjects == 0)
+            return;
+        for (const auto& taken : inherited_.checks) {
+            auto check = std::find_if(result_.checks.begin(), result_.checks.end(),
+                                      [&](const CheckResult& own) { return own.name == taken.name; });
+            if (check == result_.checks.end() || check->status == Status::kError) continue;
+            if (check->status == Status::kFail) {
+                check->reason += "; " + taken.reason;
+                check->amount = check->amount.value_or(0) + taken.amount.value_or(0);
+            } else {
+                *check = taken;
+            }
+        }
+        for (auto& finding : inherited_.findings)
+            result_.findings.push_back(std::move(finding));
+        for (auto& sentinel : inherited_.sentinels)
+            result_.sentinels.push_back(std::move(sentinel));
+        auto add = [&](const char* key, std::int64_t amount) {
+            if (amount != 0) result_.details[key] = result_.details.value(key, std::int64_t{0}) + amount;
+        };
+        add("cyclic_garbage_objects", inherited_.cyclicObjects);
+        add("pinned_bytes", inherited_.pinnedBytes);
+    }
+
+    // Releases what the measurement held (with the GIL), gives the collector back as it was, and
+    // an outer region its sentinels and its gc guard's baseline.
     void end() {
-        stopCounting();
+        pauseCounting();
         measurement_.reset();
         probes_.clear();
-        session_.reset();
-        g_active = nullptr;
         state_ = State::kDone;
+        if (auto self = std::find(g_regions.begin(), g_regions.end(), this); self != g_regions.end())
+            g_regions.erase(self);
+        python::SavedException pending; // may run while an exception propagates
+        if (outer_) {
+            auto& registry = probes::sentinelRegistry();
+            registry = std::move(outerSentinels_);
+            for (auto& sentinel : survivors_)
+                registry.push_back(std::move(sentinel));
+            survivors_.clear();
+        } else {
+            session_.reset();
+        }
         if (callersGarbage_) {
-            python::SavedException pending;
             PyObject* garbage = probes::collectorGarbage().ptr();
             PyObject* done = PyObject_CallMethod(garbage, "extend", "O", callersGarbage_.ptr());
             Py_XDECREF(done);
             PyErr_Clear();
             callersGarbage_ = py::object();
         }
-        if (gcWasEnabled_) {
+        kept_ = py::object();
+        older_ = py::object();
+        if (outer_ && outer_->active()) {
+            try {
+                probes::watchGc(); // disables the collector, as the outer region had it
+                probes::makeGcGuardProbe()->before();
+            } catch (py::error_already_set&) {
+                PyErr_Clear();
+            }
+            outer_->resumeCounting();
+        } else if (gcWasEnabled_) {
             PyGC_Enable(); // the C API: neither the watched gc.enable nor a replacement of it
         }
     }
@@ -185,10 +406,18 @@ class Region {
     State state_ = State::kNew;
     bool gcWasEnabled_ = false;
     bool counting_ = false;
-    std::unique_ptr<probes::Session> session_;
+    probes::AllocationCounts counted_; // the body's, so far
+    std::unique_ptr<probes::Session> session_; // the outermost region's; inner ones share it
     probes::ProbeList probes_;
     std::unique_ptr<probes::Measurement> measurement_;
     py::object callersGarbage_; // what gc.garbage held when the region began (null before)
+    Region* outer_ = nullptr;   // the region active when this one began
+    py::object kept_;           // a region inside another: what was young when it began
+    py::object older_;          // generation 2 when the first region began inside this one
+    std::vector<probes::TrackedSentinel> outerSentinels_; // the outer's, set aside
+    std::vector<probes::TrackedSentinel> survivors_;      // this body's, handed to the outer
+    std::optional<std::string> invalidBy_; // why the body cannot be measured, told before the reads
+    Inherited inherited_;                  // what regions inside this one found and freed
 };
 
 // The frame-cycle probe's explanation of `objects`, as if a DEBUG_SAVEALL collection had saved
@@ -236,7 +465,7 @@ PYBIND11_MODULE(_native, module) {
         .def("finish", &Region::finish, "The three reads: {'json': schema leakgate/1 result, 'text': the report}.")
         .def("abandon", &Region::abandon, py::arg("reason"),
              "End without reading: every check is `error` with `reason`.");
-    module.def("region_active", [] { return leakgate::package::g_active != nullptr; },
+    module.def("region_active", [] { return !leakgate::package::g_regions.empty(); },
                "Whether a region is measuring now.");
     module.def("session_active", &leakgate::probes::sessionActive,
                "Whether sentinels made now are judged by a measurement.");

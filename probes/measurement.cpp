@@ -22,14 +22,16 @@ void setIntegrityCheck(std::function<std::optional<std::string>()> check) {
     integrityCheck() = std::move(check);
 }
 
-Measurement::Measurement(WorkloadResult& result, ProbeList& probes, std::string checkPrefix, Reads reads)
-    : result_(result), probes_(probes), checkPrefix_(std::move(checkPrefix)), reads_(reads) {}
+Measurement::Measurement(WorkloadResult& result, ProbeList& probes, std::string checkPrefix, Reads reads,
+                         Collections collections)
+    : result_(result), probes_(probes), checkPrefix_(std::move(checkPrefix)), reads_(reads),
+      collections_(collections) {}
 
 void Measurement::begin() {
     started_ = std::chrono::steady_clock::now();
     python::collector::disable();
     // Garbage made before the measured code (interpreter start-up, imports) is not its doing.
-    collect();
+    if (collections_.earlier >= 0) collect(collections_.earlier);
     collectorGarbage().attr("clear")();
     for (auto& probe : probes_)
         probe->before();
@@ -64,7 +66,7 @@ void Measurement::finish() {
     // Read 2: one collection that saves what it finds instead of freeing it.
     if (!invalid && reads_ == Reads::kAll) {
         python::GcDebugGuard saveAll(python::GcDebugGuard::kSaveAll);
-        collect();
+        collect(collections_.saved);
         std::vector<PyObject*> saved; // Borrowed references: gc.garbage keeps them alive
         saved.reserve(garbage.size());
         for (py::handle object : garbage)
@@ -74,7 +76,7 @@ void Measurement::finish() {
     }
     // Read 3: a real collection.
     if (!invalid && reads_ == Reads::kAll) {
-        collect();
+        collect(collections_.last);
         read([&](Probe& probe) { probe.afterCollection(result_); });
     }
     python::collector::disable();

@@ -25,7 +25,9 @@ class MeasurementError(RuntimeError):
 class Region:
     """A measured region. On entry: the cyclic GC is disabled, what is already garbage is
     collected, the probes start. On exit: the three reads (docs/definitions.md, "Reads"), and
-    `result` holds the verdicts. Regions do not nest, and each is entered once.
+    `result` holds the verdicts. Each is entered once. Regions nest (the fixture's helpers inside
+    a test the pytest plugin measures): an inner region judges its own body, and the outer one
+    counts that body as its own, taking over what the inner reads found and freed.
 
         with leakgate_dsl.region("decorate") as r:
             user_code()        # makes its sentinels, calls the DSL

@@ -19,13 +19,14 @@ from __future__ import annotations
 import ctypes
 import json
 import os
+import re
 import select
 import signal
 import sys
 import time
 import traceback
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Optional
 
 import pytest
@@ -61,6 +62,25 @@ class Settings:
 _SETTINGS = pytest.StashKey[Optional[Settings]]()
 
 
+@dataclass
+class Tally:
+    """What the session's measured tests came to, for the summary at its end."""
+
+    clean: list = field(default_factory=list)
+    failed: list = field(default_factory=list)
+    invalid: dict = field(default_factory=dict)   # reason -> node ids
+    raised: list = field(default_factory=list)    # the body raised (failed, skipped): not measured
+    culprits: dict = field(default_factory=dict)  # a finding's summary -> node ids
+    no_culprit: list = field(default_factory=list)  # failed on sentinels or figures, no finding
+
+    @property
+    def measured(self) -> int:
+        return len(self.clean) + len(self.failed) + sum(map(len, self.invalid.values())) + len(self.raised)
+
+
+_TALLY = pytest.StashKey[Tally]()
+
+
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("leakgate", "leakgate: memory kept alive under gc.disable()")
     group.addoption("--leakgate", action="store_true", default=False,
@@ -78,6 +98,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", MARKER_DOC)
+    config.stash[_TALLY] = Tally()
     config.pluginmanager.register(WorkerCall(), "leakgate-worker")
 
 
@@ -146,8 +167,98 @@ def _record(item: pytest.Item, result: Result) -> None:
     item.user_properties.extend(properties)
 
 
+# A failure shows at most about 25 lines: the verdict, the checks that did not pass, and the first
+# finding (its culprit, path, bytes and fix) with the first frames of its chain. The whole
+# explanation is the Result's, as the in-process API gives it.
+_CHAIN_FRAMES = 5
+_MORE_SENTINELS = 2
+_MORE_FINDINGS = 3
+_HEADLINE_ITEMS = 3
+
+
+def _concise(text: str) -> str:
+    """The region's text cut to what a failure needs (see _CHAIN_FRAMES): the lines of checks that
+    passed or were skipped, all but a few sentinels, the frames past the first few and the
+    findings past the first (each named by its first line) are left out."""
+    blocks = text.strip("\n").split("\n\n")
+    head, findings = blocks[0].splitlines(), blocks[1:]
+    kept = head[:1]
+    sentinels = 0
+    for line in head[1:]:
+        if line.startswith("  ") and line.split()[0] in ("PASS", "SKIP"):
+            continue
+        if line.startswith("    "):  # one sentinel of the list under "sentinels: ..."
+            sentinels += 1
+            if sentinels > _MORE_SENTINELS:
+                continue
+        kept.append(line)
+    if sentinels > _MORE_SENTINELS:
+        kept.append(f"    ... and {sentinels - _MORE_SENTINELS} more sentinels")
+    if findings:
+        kept.append("")
+        frames, cut, more = 0, 0, None
+        for line in findings[0].splitlines():
+            if line.startswith("    "):  # one frame of the chain, or the line counting the rest
+                found = re.match(r"\s+\.\.\. and (\d+) more(.*?)(?: \(all in the JSON report\))?$", line)
+                if found:
+                    more = (int(found.group(1)), found.group(2))
+                    continue
+                frames += 1
+                if frames > _CHAIN_FRAMES:
+                    cut += 1
+                    continue
+            elif cut or more:
+                rest, tail = (more[0] if more else 0) + cut, (more[1] if more else "")
+                kept.append(f"    ... and {rest} more{tail}")
+                cut, more = 0, None
+            kept.append(line)
+        others = []
+        for block in findings[1:]:
+            first = block.splitlines()[0]
+            if first not in others:
+                others.append(first)
+        if others:
+            kept.append("")
+            kept.append(f"and {len(findings) - 1} more finding{'s' if len(findings) > 2 else ''}:")
+            kept.extend(f"  {line}" for line in others[:_MORE_FINDINGS])
+            if len(others) > _MORE_FINDINGS:
+                kept.append(f"  ... and {len(others) - _MORE_FINDINGS} more")
+    return "\n".join(kept)
+
+
+def _headline(found: list) -> str:
+    """The violations in one line: the sentinels of one verdict together, at most a few items."""
+    items, verdicts = [], {}
+    for violation in found:
+        sentinel = re.fullmatch(r"sentinel `(.+)` \((\d+) bytes, \w+\) was (\S+)", violation)
+        if not sentinel:
+            items.append(violation)
+            continue
+        label, nbytes, verdict = sentinel.groups()
+        if verdict not in verdicts:
+            verdicts[verdict] = []
+            items.append(("sentinels", verdict))  # their place among the violations
+        verdicts[verdict].append((label, int(nbytes), violation))
+    for place, item in enumerate(items):
+        if isinstance(item, str):
+            continue
+        sentinels = verdicts[item[1]]
+        if len(sentinels) == 1:
+            items[place] = sentinels[0][2]
+        else:
+            names = ", ".join(f"`{label}`" for label, _, _ in sentinels[:3])
+            more = f" and {len(sentinels) - 3} more" if len(sentinels) > 3 else ""
+            items[place] = (f"{len(sentinels)} sentinels were {item[1]} ({names}{more}; "
+                            f"{sum(nbytes for _, nbytes, _ in sentinels)} bytes)")
+    shown = items[:_HEADLINE_ITEMS]
+    if len(items) > _HEADLINE_ITEMS:
+        shown.append(f"and {len(items) - _HEADLINE_ITEMS} more")
+    return "leakgate: " + "; ".join(shown)
+
+
 def _judge(item: pytest.Item, settings: Settings, result: Result) -> None:
     _record(item, result)
+    tally = item.config.stash.get(_TALLY, None) or Tally()
     try:
         found = _api.violations(result, **settings.limits)
     except _api.MeasurementError as error:
@@ -155,9 +266,49 @@ def _judge(item: pytest.Item, settings: Settings, result: Result) -> None:
     else:
         invalid = None
     if invalid:
-        pytest.fail(f"{invalid}\n\n{result.text}", pytrace=False)
+        # The reason once: every check is `error` with that same reason, so the text adds nothing.
+        tally.invalid.setdefault(result.error or invalid, []).append(item.nodeid)
+        pytest.fail(invalid, pytrace=False)
     if found:
-        pytest.fail("leakgate: " + "; ".join(found) + "\n\n" + result.text, pytrace=False)
+        tally.failed.append(item.nodeid)
+        culprits = dict.fromkeys(f.summary for f in result.frame_cycles + result.retained_frames)
+        for culprit in culprits:
+            tally.culprits.setdefault(culprit, []).append(item.nodeid)
+        if not culprits:
+            tally.no_culprit.append(item.nodeid)
+        pytest.fail(_headline(found) + "\n\n" + _concise(result.text), pytrace=False)
+    tally.clean.append(item.nodeid)
+
+
+def _not_measured(item: pytest.Item) -> None:
+    """The body raised (failed, skipped, xfailed): its own outcome, and nothing was measured."""
+    tally = item.config.stash.get(_TALLY, None)
+    if tally is not None:
+        tally.raised.append(item.nodeid)
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config: pytest.Config) -> None:
+    """Once at the session's end: how many tests were measured and how they came out, and each
+    distinct culprit once, with how many tests it failed."""
+    tally = config.stash.get(_TALLY, None)
+    if tally is None or tally.measured == 0:
+        return
+    write = terminalreporter.write_line
+    terminalreporter.section("leakgate")
+    invalid = sum(map(len, tally.invalid.values()))
+    write(f"{tally.measured} measured test{'s' if tally.measured != 1 else ''}: {len(tally.clean)} clean, "
+          f"{len(tally.failed)} failed on leakgate's limits, {invalid} could not be measured, "
+          f"{len(tally.raised)} not measured (the test raised, failed or skipped on its own)")
+    if tally.culprits:
+        write(f"culprits ({len(tally.culprits)}), each with the number of tests it failed:")
+        for culprit, tests in sorted(tally.culprits.items(), key=lambda item: (-len(item[1]), item[0])):
+            write(f"  {len(tests):4}  {culprit}")
+    if tally.no_culprit:
+        write(f"failed on sentinels or figures alone: {len(tally.no_culprit)} (the first: {tally.no_culprit[0]})")
+    if tally.invalid:
+        write("could not measure, by reason:")
+        for reason, tests in sorted(tally.invalid.items(), key=lambda item: -len(item[1])):
+            write(f"  {len(tests):4}  {reason} (the first: {tests[0]})")
 
 
 @pytest.hookimpl(wrapper=True)
@@ -167,7 +318,11 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function):
         return (yield)  # not measured, or measured in a worker (WorkerCall below)
     # A body that raises is the test's own failure: the region measures nothing and re-raises.
     with _api.Region(pyfuncitem.nodeid, held=settings.held) as region:
-        outcome = yield
+        try:
+            outcome = yield
+        except BaseException:
+            _not_measured(pyfuncitem)
+            raise
     _judge(pyfuncitem, settings, region.result)
     return outcome
 
@@ -190,8 +345,13 @@ def pytest_runtest_call(item: pytest.Item):
         pytest.fail(f"leakgate: the worker option runs test functions; {item.nodeid} is a "
                     f"{type(item).__name__}, run in-process instead", pytrace=False)
     with _api.Region(item.nodeid, held=settings.held) as region:
-        outcome = yield
+        try:
+            outcome = yield
+        except BaseException:
+            _not_measured(item)
+            raise
     if getattr(item, "_excinfo", None):
+        _not_measured(item)
         return outcome  # a unittest failure, recorded and reported by pytest: its own result
     _judge(item, settings, region.result)
     return outcome
@@ -357,6 +517,8 @@ class WorkerCall:
         if settings is None or not settings.worker:
             return None
         message = _run_in_worker(pyfuncitem, settings)
+        if message["outcome"] != "returned":
+            _not_measured(pyfuncitem)
         if message["outcome"] == "skip":
             pytest.skip(message["message"])
         if message["outcome"] == "xfail":

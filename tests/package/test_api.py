@@ -124,19 +124,130 @@ def test_a_region_that_raised_propagates_and_measures_nothing():
     assert "ZeroDivisionError" in region.result.error
 
 
-def test_a_region_entered_twice_or_nested_is_a_clear_error():
+def test_a_region_entered_twice_is_a_clear_error():
     region = leakgate_dsl.region("once")
     with region:
         with pytest.raises(RuntimeError, match="already active"):
             region.__enter__()
-        with pytest.raises(RuntimeError, match="do not nest"):
-            with leakgate_dsl.region("inner"):
-                pass
     with pytest.raises(RuntimeError, match="already measured"):
         with region:
             pass
     with leakgate_dsl.region("after"):  # the errors left nothing behind
         pass
+
+
+def test_an_inner_leak_fails_the_inner_region_and_the_outer_one(model):
+    # GIVEN a region inside another, WHEN the inner body leaves the model's frame cycle with a
+    # sentinel in it, THEN the inner region finds it, and so does the outer one, naming the inner:
+    # the inner's reads freed that garbage, so the outer takes over what they found.
+    with leakgate_dsl.region("outer") as outer:
+        inner = leakgate_dsl.measure(decorate_with, model)
+    assert inner.valid, inner.error
+    assert [c.culprit.function for c in inner.frame_cycles] == [KERNEL]
+    assert [v.verdict for v in inner.sentinels] == ["freed-by-gc-only"]
+    result = outer.result
+    assert result.valid, result.error
+    assert [c.culprit.function for c in result.frame_cycles] == [KERNEL]
+    assert [(v.label, v.verdict) for v in result.sentinels] == [(v.label, v.verdict) for v in inner.sentinels]
+    frame_cycle = result.check("frame-cycle")
+    assert frame_cycle.status == "fail" and "in region `decorate_with` inside it" in frame_cycle.reason
+    assert result.cyclic_garbage >= inner.cyclic_garbage > 0
+    assert result.allocations >= inner.allocations
+    with pytest.raises(AssertionError, match="cur_frame"):
+        leakgate_dsl.assert_clean(result)
+
+
+def test_an_inner_region_leaves_the_outer_bodys_garbage_to_the_outer(model, clean_model):
+    # GIVEN an outer body that leaves the model's cycle before and after a clean inner region,
+    # THEN the inner passes (the outer's garbage is kept alive through its reads) and the outer
+    # finds both cycles as its own.
+    with leakgate_dsl.region("outer") as outer:
+        decorate_with(model)
+        inner = leakgate_dsl.measure(decorate_with, clean_model)
+        decorate_with(model)
+    assert inner.valid and leakgate_dsl.violations(inner) == [], inner.text
+    assert inner.cyclic_garbage == 0, inner.text
+    result = outer.result
+    assert result.valid, result.error
+    assert len(result.sentinels) == 3, result.sentinels
+    assert [v.verdict for v in result.sentinels] == ["freed-by-gc-only", "freed-by-refcount", "freed-by-gc-only"]
+    assert result.check("frame-cycle").status == "fail"
+    assert "inside it" not in result.check("frame-cycle").reason
+    assert result.frame_cycles[0].culprit.function == KERNEL
+
+
+def test_per_call_and_regions_inside_a_region():
+    def clean():
+        return 7 + 1
+
+    def keeps_nothing(n):
+        return [n] * 3
+
+    with leakgate_dsl.region("outer") as outer:
+        figures = leakgate_dsl.per_call(clean, calls=200, warmup=5)
+        leakgate_dsl.assert_per_call(clean, calls=200, net_blocks=0, cyclic_garbage=0)
+        leakgate_dsl.assert_clean(leakgate_dsl.measure(keeps_nothing, 3))
+        with leakgate_dsl.region("innermost-parent") as middle:
+            leakgate_dsl.measure(keeps_nothing, 4)
+    assert figures.cyclic_garbage == 0 and figures.result.valid
+    assert middle.result.valid and leakgate_dsl.violations(middle.result) == []
+    assert outer.result.valid and leakgate_dsl.violations(outer.result) == [], outer.result.text
+
+
+def test_sentinels_of_the_outer_and_of_the_inner_each_judged_where_they_belong(model):
+    def make(label):
+        return leakgate_dsl.sentinel(label, MIB)
+
+    with leakgate_dsl.region("outer") as outer:
+        kept_by_outer = make("outer-data")
+        with leakgate_dsl.region("inner") as inner:
+            kept_past_inner = make("inner-data")  # a local of this frame: alive at the inner's reads
+        del kept_by_outer, kept_past_inner       # freed before the outer's reads
+    assert [(v.label, v.verdict) for v in inner.result.sentinels] == [("inner-data", "never-freed")]
+    assert sorted((v.label, v.verdict) for v in outer.result.sentinels) == [
+        ("inner-data", "freed-by-refcount"), ("outer-data", "freed-by-refcount")]
+    assert outer.result.check("sentinels").status == "pass", outer.result.text
+
+
+def test_a_collection_in_an_inner_region_invalidates_both(clean_model):
+    with leakgate_dsl.region("outer") as outer:
+        inner = leakgate_dsl.measure(gc.collect)
+    assert not inner.valid and "leakgate did not start" in inner.error
+    assert not outer.result.valid and "in region `collect` inside it" in outer.result.error
+    with leakgate_dsl.region("outer") as outer:  # one before the inner region: the outer's
+        gc.collect()
+        inner = leakgate_dsl.measure(decorate_with, clean_model)
+    assert inner.valid, inner.error
+    assert not outer.result.valid and "leakgate did not start" in outer.result.error
+
+
+def test_what_an_inner_region_that_raised_left_is_read_by_the_outer(model):
+    # The inner region measured nothing (its body raised), so it collected nothing either: the
+    # cycle its body left is the outer's to find.
+    with leakgate_dsl.region("outer") as outer:
+        inner = leakgate_dsl.region("inner")
+        with pytest.raises(ZeroDivisionError):
+            with inner:
+                decorate_with(model)
+                1 / 0
+    assert not inner.result.valid and "ZeroDivisionError" in inner.result.error
+    result = outer.result
+    assert result.valid, result.error
+    assert [c.culprit.function for c in result.frame_cycles] == [KERNEL]
+    assert [v.verdict for v in result.sentinels] == ["freed-by-gc-only"]
+    assert "inside it" not in result.check("frame-cycle").reason
+
+
+def test_regions_end_in_the_reverse_order_of_their_beginnings():
+    outer, inner = leakgate_dsl.region("outer"), leakgate_dsl.region("inner")
+    outer.__enter__()
+    inner.__enter__()
+    with pytest.raises(RuntimeError, match="`inner`, begun inside it, is active"):
+        outer.__exit__(None, None, None)
+    inner.__exit__(None, None, None)
+    outer.__exit__(None, None, None)
+    assert inner.result.valid and outer.result.valid
+    assert not leakgate_dsl._native.region_active()
 
 
 @pytest.mark.parametrize("nbytes, error, match", [

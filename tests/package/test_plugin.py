@@ -326,3 +326,134 @@ def test_grows_unjudged():
     # --leakgate-held asks it of every measured test.
     pytester.runpytest_subprocess("-p", "no:cacheprovider", "--leakgate-held").assert_outcomes(
         passed=1, failed=2)
+
+
+NESTED = HEADER + """
+import ctypes
+
+def clean_call():
+    return 7 + 1
+
+def leaky_call():
+    ctypes.cast(ctypes.pointer(ctypes.c_int(7)), ctypes.c_void_p)
+
+def leaks_a_frame_cycle():
+    @model.kernel
+    def kernel():
+        pass
+
+@pytest.mark.leakgate
+def test_helpers_inside_a_measured_test(leakgate):
+    figures = leakgate.per_call(clean_call, calls=200)
+    assert figures.cyclic_garbage == 0
+    leakgate.assert_per_call(clean_call, calls=200, cyclic_garbage=0)
+    leakgate.assert_clean(leakgate.measure(clean_call))
+    with leakgate.region("block") as block:
+        clean_call()
+    assert block.result.valid
+    with pytest.raises(AssertionError, match="cyclic-garbage objects per call"):
+        leakgate.assert_per_call(leaky_call, calls=200, cyclic_garbage=0)
+
+def test_inner_leak(leakgate):
+    result = leakgate.measure(leaks_a_frame_cycle)
+    assert len(result.frame_cycles) == 1  # the inner region judged it
+
+def test_outer_leak_inner_clean(leakgate):
+    leaks_a_frame_cycle()
+    leakgate.assert_per_call(clean_call, calls=200, cyclic_garbage=0)  # passes: not its garbage
+"""
+
+
+def test_the_fixtures_helpers_nest_inside_a_measured_test(pytester):
+    # GIVEN tests that use the fixture's regions inside a test that --leakgate measures, THEN the
+    # helpers work there; an inner leak fails the inner region and the test, naming the inner
+    # region; a leak of the test's own beside a clean inner region fails the test only.
+    pytester.makepyfile(NESTED)
+    pytester.runpytest_subprocess("-p", "no:cacheprovider").assert_outcomes(passed=3)
+    run = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--leakgate", "-rA")
+    run.assert_outcomes(passed=1, failed=2)
+    output = run.stdout.str()
+    assert "regions do not nest" not in output, output
+    inner, outer = output.split("_ test_inner_leak _")[1].split("_ test_outer_leak_inner_clean _")
+    assert "in region `leaks_a_frame_cycle` inside it" in inner and "cur_frame" in inner, inner
+    assert "cur_frame" in outer and "inside it" not in outer, outer
+    assert "AssertionError" not in outer, outer  # the inner assert_per_call passed
+
+
+MANY_CULPRITS = HEADER + """
+import gc, inspect
+
+def keeps_a(fn):
+    frame_a = inspect.currentframe()
+    return fn
+
+def keeps_b(fn):
+    frame_b = inspect.currentframe()
+    return fn
+
+def test_three_culprits(leakgate):
+    data = [leakgate.sentinel(f"tensor{i}", 4096) for i in range(6)]
+
+    @keeps_a
+    def one():
+        pass
+
+    @keeps_b
+    def two():
+        pass
+
+    @model.kernel
+    def three():
+        pass
+
+def test_the_models_culprit_again():
+    @model.kernel
+    def kernel():
+        pass
+
+def test_collects():
+    gc.collect()
+
+def test_skips():
+    pytest.skip("not here")
+
+def test_clean():
+    pass
+"""
+
+
+def sections(output):
+    """Each failure's section of pytest's output, by test name."""
+    found = {}
+    for part in output.split("\n_")[1:]:
+        header, _, body = part.partition("\n")
+        name = header.strip("_ ")
+        found[name] = body.split("\n=")[0].rstrip("\n")
+    return found
+
+
+def test_failures_are_short_and_the_session_ends_with_a_summary_of_culprits(pytester):
+    # GIVEN a session with a test of three culprits and six sentinels, another with one of those
+    # culprits, one that collects, one that skips and a clean one, WHEN --leakgate measures them,
+    # THEN each failure shows at most about 25 lines, "could not measure" says its reason once, and
+    # the summary counts the tests and names each culprit once with its number of tests.
+    pytester.makepyfile(MANY_CULPRITS)
+    run = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--leakgate")
+    run.assert_outcomes(passed=1, failed=3, skipped=1)
+    output = run.stdout.str()
+    failures = sections(output)
+    for name in ("test_three_culprits", "test_the_models_culprit_again", "test_collects"):
+        assert len(failures[name].splitlines()) <= 25, failures[name]
+    three = failures["test_three_culprits"]
+    assert "and 2 more findings:" in three and "and 4 more sentinels" in three, three
+    assert "6 sentinels were freed-by-gc-only (`tensor0`, `tensor1`, `tensor2` and 3 more" in three, three
+    assert "PASS " not in three and "fix:" in three, three
+    assert failures["test_collects"].count("leakgate did not start") == 1, failures["test_collects"]
+    summary = output.split("= leakgate =")[1].split("\n=")[0]
+    assert ("5 measured tests: 1 clean, 2 failed on leakgate's limits, 1 could not be measured, "
+            "1 not measured") in summary, summary
+    culprits = [line.split(None, 1) for line in summary.splitlines() if line.startswith("  ")]
+    assert [count for count, _ in culprits[:3]] == ["2", "1", "1"], summary
+    assert KERNEL in culprits[0][1] and "cur_frame" in culprits[0][1], summary
+    assert sum(KERNEL in culprit for _, culprit in culprits) == 1, summary
+    assert "could not measure, by reason:" in summary and "test_collects" in summary, summary

@@ -9,9 +9,9 @@
 //
 // After Google Benchmark's own table it prints each state as a ratio to `off`, best of the
 // repetitions.
+#include "leakgate/allocations.h"
 #include "lib/python/environment.h"
 #include "lib/python/interpreter.h"
-#include "leakgate/allocations.h"
 
 #include <benchmark/benchmark.h>
 #include <pybind11/embed.h>

@@ -26,8 +26,8 @@
 #include <cstdio>
 #include <fstream>
 #include <limits>
-#include <sstream>
 #include <span>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -132,8 +132,8 @@ struct Spread {
         std::sort(sorted.begin(), sorted.end());
         size_t n = sorted.size();
         double median = n % 2 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
-        return fmt::format("{:.2f}{} ({:.2f}-{:.2f}, n={})", median, unit, sorted.front(),
-                           sorted.back(), n);
+        return fmt::format("{:.2f}{} ({:.2f}-{:.2f}, n={})", median, unit, sorted.front(), sorted.back(),
+                           n);
     }
 };
 
@@ -332,12 +332,11 @@ int main(int argc, char** argv) {
                    t.components * 1e3, t.explain * 1e3);
         fmt::print("  scan vs one traverse of the garbage   {}\n", best.scanVsTraverse.format());
         fmt::print("  scan vs the collection                {}\n", best.scanVsCollect.format());
-        fmt::print(
-            "  scan peak RSS                         {:8.1f} MiB  {:.0f} bytes per garbage object"
-            "; per repetition {}\n",
-            best.peakBytes / 1048576.0,
-            static_cast<double>(best.peakBytes) / std::max<long>(1, t.garbage),
-            best.bytesPerObject.format(" B"));
+        fmt::print("  scan peak RSS                         {:8.1f} MiB  {:.0f} bytes per garbage object"
+                   "; per repetition {}\n",
+                   best.peakBytes / 1048576.0,
+                   static_cast<double>(best.peakBytes) / std::max<long>(1, t.garbage),
+                   best.bytesPerObject.format(" B"));
         if (best.refcycle >= 0) {
             fmt::print("  refcycle ObjectGraph + SCCs           {:8.1f} ms   {} of its collection; "
                        "{:.0f}x leakgate's best scan ({} SCCs of 2 or more)\n",

@@ -12,14 +12,16 @@ namespace leakgate::cmd {
 namespace {
 
 class BisectCommand : public Subcommand {
-public:
+  public:
     BisectCommand(CLI::App& app, Common& common)
         : Subcommand(app.add_subcommand(
-              "bisect", "Run the gate on releases of a DSL package, each in its own venv, and tabulate")),
+              "bisect",
+              "Run the gate on releases of a DSL package, each in its own venv, and tabulate")),
           common_(common) {
         OutputOptions& output = common.output;
-        app_->add_option("--package", bisect_.package,
-                         "The PyPI package (default: the built-in target's, nvidia-cutlass-dsl for cute)");
+        app_->add_option(
+            "--package", bisect_.package,
+            "The PyPI package (default: the built-in target's, nvidia-cutlass-dsl for cute)");
         app_->add_option("--versions", versions_,
                          "Comma-separated versions (4.4.2,4.6.1), or a PEP 440 specifier set "
                          "matched against the index ('>=4.6,<4.8')");
@@ -30,7 +32,8 @@ public:
                          "X.Y: the Python of the venvs; only the one this build embeds (a build per "
                          "Python: scripts/build.sh)")
             ->type_name("X.Y");
-        app_->add_option("-j,--jobs", bisect_.jobs, "Releases installed and gated at the same time (default 1)")
+        app_->add_option("-j,--jobs", bisect_.jobs,
+                         "Releases installed and gated at the same time (default 1)")
             ->check(CLI::Range(1, 64));
         app_->add_option("--shard", shard_,
                          "I/N: only the I-th of every N releases (1-based), for N CI jobs; "
@@ -65,14 +68,19 @@ public:
                          "Write a JUnit XML report to FILE: a suite per release and role, its "
                          "transitions as properties");
         app_->add_option("--sarif", output.sarif,
-                         "Write a SARIF 2.1.0 report to FILE ('-' for stdout): a run per release, each its own category");
-        app_->add_option("--html", output.html,
-                         "Write an HTML page to FILE: the matrix, the transitions, each release's findings");
-        app_->add_option("--timeout", common.timeoutSeconds, "Seconds before a worker is killed")->check(kPositive);
-        app_->add_option("--soak-seconds", bisect_.gate.soakSeconds, "Soak budget per target, in seconds");
+                         "Write a SARIF 2.1.0 report to FILE ('-' for stdout): a run per release, each "
+                         "its own category");
+        app_->add_option(
+            "--html", output.html,
+            "Write an HTML page to FILE: the matrix, the transitions, each release's findings");
+        app_->add_option("--timeout", common.timeoutSeconds, "Seconds before a worker is killed")
+            ->check(kPositive);
+        app_->add_option("--soak-seconds", bisect_.gate.soakSeconds,
+                         "Soak budget per target, in seconds");
         app_->add_option("--launch-calls", bisect_.gate.launchCalls, "Calls per measured launch run");
         app_->add_option("--launch-runs", bisect_.gate.launchRuns, "Measured runs per launch case");
-        app_->add_option("--distinct-values", bisect_.gate.distinctValues, "Distinct values for values-bounded");
+        app_->add_option("--distinct-values", bisect_.gate.distinctValues,
+                         "Distinct values for values-bounded");
         app_->add_flag("-q,--quiet", output.quiet, "No text report, no target output");
         addColorOptions(app_, output);
     }
@@ -82,9 +90,10 @@ public:
             int index = 0, count = 0;
             char slash = 0, extra = 0;
             std::stringstream parts(shard_);
-            if (!(parts >> index >> slash >> count) || slash != '/' || parts >> extra || count < 1 || index < 1 ||
-                index > count) {
-                throw UsageError(fmt::format("--shard {}: give I/N with 1 <= I <= N (--shard 2/4)", shard_));
+            if (!(parts >> index >> slash >> count) || slash != '/' || parts >> extra || count < 1 ||
+                index < 1 || index > count) {
+                throw UsageError(
+                    fmt::format("--shard {}: give I/N with 1 <= I <= N (--shard 2/4)", shard_));
             }
             bisect_.shard = index;
             bisect_.shards = count;
@@ -98,7 +107,7 @@ public:
         return report::emit(runBisect(bisect_), common_.output);
     }
 
-private:
+  private:
     Common& common_;
     BisectOptions bisect_;
     std::string versions_;

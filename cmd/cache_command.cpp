@@ -8,16 +8,20 @@ namespace leakgate::cmd {
 namespace {
 
 class CacheCommand : public Subcommand {
-public:
+  public:
     explicit CacheCommand(CLI::App& app)
         : Subcommand(app.add_subcommand(
-              "cache", "What leakgate keeps: the release venvs, the wheelhouse, interpreters' environments")) {
+              "cache",
+              "What leakgate keeps: the release venvs, the wheelhouse, interpreters' environments")) {
         app_->require_subcommand(1);
-        list_ = app_->add_subcommand("list", "Each venv, the wheelhouse and the kept environments, with sizes");
+        list_ = app_->add_subcommand("list",
+                                     "Each venv, the wheelhouse and the kept environments, with sizes");
         CLI::App* prune = app_->add_subcommand("prune", "Remove venvs, kept environments and wheels");
-        prune->add_flag("--keep-wheels", prune_.keepWheels, "Keep the wheelhouse (venvs are re-made from it offline)");
-        prune->add_option("--older-than", prune_.olderThanDays,
-                          "Only what was not used (venvs) or written (files) for DAYS days")
+        prune->add_flag("--keep-wheels", prune_.keepWheels,
+                        "Keep the wheelhouse (venvs are re-made from it offline)");
+        prune
+            ->add_option("--older-than", prune_.olderThanDays,
+                         "Only what was not used (venvs) or written (files) for DAYS days")
             ->type_name("DAYS")
             ->check(kNonNegative);
     }
@@ -32,7 +36,7 @@ public:
         return 0;
     }
 
-private:
+  private:
     CLI::App* list_;
     PruneOptions prune_;
 };

@@ -13,7 +13,7 @@ namespace {
 constexpr std::int64_t kMaxSentinelMiB = 1 << 20; // 1 TiB
 
 class GateCommand : public Subcommand {
-public:
+  public:
     GateCommand(CLI::App& app, Common& common)
         : Subcommand(app.add_subcommand(
               "gate", "Audit a DSL's decorators against leakgate's reference runtime (a release gate)")),
@@ -22,30 +22,38 @@ public:
         app_->add_option("--target", gate_.target,
                          "A target module (a path, or a built-in name: " + builtinTargetNames() +
                              "); default: the bundled model of nvidia-cutlass-dsl 4.6.1");
-        app_->add_option("--checks", checks_,
-                         "Comma-separated checks or workloads to run (default: all; see docs/reference/checks.md; "
-                         "`probe` alone: only the --probe plug-ins' checks)");
+        app_->add_option(
+            "--checks", checks_,
+            "Comma-separated checks or workloads to run (default: all; see docs/reference/checks.md; "
+            "`probe` alone: only the --probe plug-ins' checks)");
         app_->add_option("--sentinel-mib", sentinelMiB_, "Host payload of each sentinel, in MiB")
             ->check(CLI::Range(std::int64_t{0}, kMaxSentinelMiB));
-        app_->add_option("--device-sentinel-mib", deviceSentinelMiB_,
-                         "Device payload (cuMemAlloc) placed in each decorate/import case when CUDA can be "
-                         "used, in MiB (default 256; 0: none)")
+        app_->add_option(
+                "--device-sentinel-mib", deviceSentinelMiB_,
+                "Device payload (cuMemAlloc) placed in each decorate/import case when CUDA can be "
+                "used, in MiB (default 256; 0: none)")
             ->check(CLI::Range(std::int64_t{0}, kMaxSentinelMiB));
-        app_->add_option("--soak-steps", gate_.soakSteps, "Soak steps per target (default: run for --soak-seconds)")
+        app_->add_option("--soak-steps", gate_.soakSteps,
+                         "Soak steps per target (default: run for --soak-seconds)")
             ->check(kNonNegative);
-        app_->add_option("--soak-seconds", gate_.soakSeconds, "Soak budget per target, in seconds (default 30)")
+        app_->add_option("--soak-seconds", gate_.soakSeconds,
+                         "Soak budget per target, in seconds (default 30)")
             ->check(kPositive);
-        app_->add_option("--soak-max-mib", soakMaxMiB_,
-                         fmt::format("RSS growth at which a soak stops before its budget, in MiB (default {})",
-                                     soakMaxMiB_))
+        app_->add_option(
+                "--soak-max-mib", soakMaxMiB_,
+                fmt::format("RSS growth at which a soak stops before its budget, in MiB (default {})",
+                            soakMaxMiB_))
             ->check(CLI::Range(std::int64_t{1}, kMaxSentinelMiB));
-        app_->add_option("--baseline", gate_.baseline,
-                         "JSON of an earlier gate run (the last good release): a figure that grew beyond "
-                         "its budget fails")
+        app_->add_option(
+                "--baseline", gate_.baseline,
+                "JSON of an earlier gate run (the last good release): a figure that grew beyond "
+                "its budget fails")
             ->check(CLI::ExistingFile);
-        app_->add_option("--budgets", gate_.budgets, "Budgets file for --baseline (`check = amount` lines)")
+        app_->add_option("--budgets", gate_.budgets,
+                         "Budgets file for --baseline (`check = amount` lines)")
             ->check(CLI::ExistingFile);
-        app_->add_option("--launch-calls", gate_.launchCalls, "Calls per measured launch run (default 2000)")
+        app_->add_option("--launch-calls", gate_.launchCalls,
+                         "Calls per measured launch run (default 2000)")
             ->check(kPositive);
         app_->add_option("--launch-runs", gate_.launchRuns, "Measured runs per launch case (default 5)")
             ->check(kPositive);
@@ -55,12 +63,14 @@ public:
             ->type_name("FILE")
             ->expected(1)
             ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
-        addJobsOption(app_, gate_.jobs, "Workers run at the same time: target and reference, and different workloads");
+        addJobsOption(app_, gate_.jobs,
+                      "Workers run at the same time: target and reference, and different workloads");
         app_->add_flag("--lint", gate_.lint,
                        "Also lint the target's sources (a file target's file; cute: the installed "
                        "nvidia_cutlass_dsl) and mark findings the dynamic checks confirm");
-        app_->add_option("--distinct-values", gate_.distinctValues,
-                         "Distinct values the values workload packs to test boundedness (default 1000000)")
+        app_->add_option(
+                "--distinct-values", gate_.distinctValues,
+                "Distinct values the values workload packs to test boundedness (default 1000000)")
             ->check(kPositive);
     }
 
@@ -81,7 +91,7 @@ public:
         return report::emit(withArguments(runGate(gate_), invocation), common_.output);
     }
 
-private:
+  private:
     Common& common_;
     GateOptions gate_;
     std::string checks_;

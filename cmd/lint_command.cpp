@@ -6,15 +6,15 @@ namespace leakgate::cmd {
 namespace {
 
 class LintCommand : public Subcommand {
-public:
+  public:
     LintCommand(CLI::App& app, Common& common)
-        : Subcommand(app.add_subcommand(
-              "lint",
-              "Find frame-capture patterns in Python (AST) and C/C++ sources (libclang), before anything runs")),
+        : Subcommand(app.add_subcommand("lint", "Find frame-capture patterns in Python (AST) and C/C++ "
+                                                "sources (libclang), before anything runs")),
           common_(common) {
         addOutputOptions(app_, common, lint_.python);
         app_->add_option("paths", lint_.paths, "Python and C/C++ files, or directories")->required();
-        addJobsOption(app_, lint_.jobs, "Python lint workers at the same time, each given a share of the files");
+        addJobsOption(app_, lint_.jobs,
+                      "Python lint workers at the same time, each given a share of the files");
         app_->add_option("--compile-commands", lint_.compileCommands,
                          "C/C++: a compile_commands.json or its directory (default: one at the top "
                          "of a directory given, or in its build/)");
@@ -34,12 +34,14 @@ public:
                          "Skip paths matching GLOB (a name: any component; with `/`: the path from the "
                          "current directory); repeatable, added to the pyproject.toml's")
             ->type_name("GLOB");
-        app_->add_flag("--site-packages-headers", lint_.sitePackagesHeaders,
-                       "C/C++: also read the headers found under site-packages (a package's shipped API)");
+        app_->add_flag(
+            "--site-packages-headers", lint_.sitePackagesHeaders,
+            "C/C++: also read the headers found under site-packages (a package's shipped API)");
         CLI::Option* configOption =
-            app_->add_option("--config", lint_.configFile,
-                             "A pyproject.toml whose [tool.leakgate.lint] to read (default: the nearest one "
-                             "above the paths)")
+            app_->add_option(
+                    "--config", lint_.configFile,
+                    "A pyproject.toml whose [tool.leakgate.lint] to read (default: the nearest one "
+                    "above the paths)")
                 ->type_name("FILE");
         app_->add_flag("--no-config", noConfig_, "Read no pyproject.toml")->excludes(configOption);
     }
@@ -58,7 +60,7 @@ public:
         return report::emit(withArguments(runLint(lint_), invocation), common_.output);
     }
 
-private:
+  private:
     Common& common_;
     LintOptions lint_;
     bool noConfig_ = false;

@@ -1,5 +1,6 @@
 // leakgate's command line: parse, run the one subcommand given (cmd/subcommand.h: one file each),
 // return its exit code. The worker mode (`leakgate --worker SPEC RESULT_FD`) is the same binary.
+#include "lib/worker/main.h"
 #include "cmd/subcommand.h"
 #include "leakgate/errors.h"
 #include "lib/base/interrupt.h"
@@ -8,7 +9,6 @@
 #include "lib/base/spelling.h"
 #include "lib/base/subprocess.h"
 #include "lib/report/emit.h"
-#include "lib/worker/main.h"
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
@@ -49,7 +49,8 @@ void checkSpelling(const CLI::App& app, int argc, char** argv) {
         if (chosen == &app && !word.starts_with("-")) {
             if (std::find(subcommands.begin(), subcommands.end(), word) == subcommands.end()) {
                 throw UsageError(fmt::format("unknown subcommand `{}`{}; the subcommands are {}", word,
-                                             didYouMean(word, subcommands), fmt::join(subcommands, ", ")));
+                                             didYouMean(word, subcommands),
+                                             fmt::join(subcommands, ", ")));
             }
             chosen = app.get_subcommand(word);
             continue;
@@ -83,8 +84,8 @@ int run(int argc, char** argv) {
 
     cmd::Common common;
     std::vector<std::unique_ptr<cmd::Subcommand>> subcommands;
-    for (auto add : {cmd::addScanCommand, cmd::addGateCommand, cmd::addLintCommand, cmd::addBisectCommand,
-                     cmd::addMergeCommand, cmd::addCacheCommand})
+    for (auto add : {cmd::addScanCommand, cmd::addGateCommand, cmd::addLintCommand,
+                     cmd::addBisectCommand, cmd::addMergeCommand, cmd::addCacheCommand})
         subcommands.push_back(add(app, common));
 
     checkSpelling(app, argc, argv);

@@ -6,7 +6,7 @@ namespace leakgate::cmd {
 namespace {
 
 class MergeCommand : public Subcommand {
-public:
+  public:
     MergeCommand(CLI::App& app, Common& common)
         : Subcommand(app.add_subcommand(
               "merge", "Join the JSON reports of bisect shards (--shard I/N) into one bisect report")),
@@ -15,7 +15,8 @@ public:
         app_->add_option("reports", files_, "bisect --json reports")->required()->type_name("FILE");
         app_->add_option("--json", output.json, "Write the joined JSON report to FILE ('-' for stdout)");
         app_->add_option("--junit", output.junit, "Write the joined JUnit XML report to FILE");
-        app_->add_option("--sarif", output.sarif, "Write the joined SARIF 2.1.0 report to FILE (a run per release)");
+        app_->add_option("--sarif", output.sarif,
+                         "Write the joined SARIF 2.1.0 report to FILE (a run per release)");
         app_->add_option("--html", output.html, "Write the joined report as an HTML page to FILE");
         app_->add_flag("-q,--quiet", output.quiet, "No text report");
         addColorOptions(app_, output);
@@ -23,9 +24,11 @@ public:
 
     std::vector<std::string> inputs() const override { return files_; }
 
-    int run(const Invocation&) override { return report::emit(mergeBisectReports(files_), common_.output); }
+    int run(const Invocation&) override {
+        return report::emit(mergeBisectReports(files_), common_.output);
+    }
 
-private:
+  private:
     Common& common_;
     std::vector<std::string> files_;
 };

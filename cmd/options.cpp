@@ -31,7 +31,8 @@ CLI::Validator numberValidator(bool (*accepts)(double), const char* rule, const 
 
 } // namespace
 
-const CLI::Validator kPositive = numberValidator([](double value) { return value > 0; }, "more than 0", "POSITIVE");
+const CLI::Validator kPositive =
+    numberValidator([](double value) { return value > 0; }, "more than 0", "POSITIVE");
 const CLI::Validator kNonNegative =
     numberValidator([](double value) { return value >= 0; }, "0 or more", "NONNEGATIVE");
 
@@ -52,15 +53,16 @@ void addColorOptions(CLI::App* command, OutputOptions& output) {
         ->add_option_function<std::string>(
             "--color",
             [&output](const std::string& when) {
-                output.color = when == "always" ? report::Color::kAlways
+                output.color = when == "always"  ? report::Color::kAlways
                                : when == "never" ? report::Color::kNever
                                                  : report::Color::kAuto;
             },
             "Colour in the text report: auto (a terminal, and NO_COLOR empty or unset), always, never")
         ->check(CLI::IsMember({"auto", "always", "never"}))
         ->type_name("WHEN");
-    command->add_flag_callback("--no-color", [&output] { output.color = report::Color::kNever; },
-                               "No colour in the text report (--color never)");
+    command->add_flag_callback(
+        "--no-color", [&output] { output.color = report::Color::kNever; },
+        "No colour in the text report (--color never)");
 }
 
 void addOutputOptions(CLI::App* command, Common& common, std::optional<std::string>& python) {
@@ -72,7 +74,8 @@ void addOutputOptions(CLI::App* command, Common& common, std::optional<std::stri
     command->add_option(
         "--python", python,
         "Interpreter of the environment to run in (a venv's python; same major.minor as this build)");
-    command->add_option("--timeout", common.timeoutSeconds, "Seconds before a worker is killed")->check(kPositive);
+    command->add_option("--timeout", common.timeoutSeconds, "Seconds before a worker is killed")
+        ->check(kPositive);
     command->add_flag("-q,--quiet", output.quiet, "No text report, no target output");
     addColorOptions(command, output);
 }

@@ -7,12 +7,14 @@ namespace leakgate::cmd {
 namespace {
 
 class ScanCommand : public Subcommand {
-public:
+  public:
     ScanCommand(CLI::App& app, Common& common)
-        : Subcommand(app.add_subcommand("scan", "Run a script under gc.disable() and explain the frames it leaks")),
+        : Subcommand(app.add_subcommand(
+              "scan", "Run a script under gc.disable() and explain the frames it leaks")),
           common_(common) {
         addOutputOptions(app_, common, scan_.python);
-        app_->add_option("-m", scan_.module, "Run MODULE as `python -m` does (then ARGS...)")->type_name("MODULE");
+        app_->add_option("-m", scan_.module, "Run MODULE as `python -m` does (then ARGS...)")
+            ->type_name("MODULE");
         // The limits that make a finding of the cycles without a frame and of a holder's growth.
         auto addLimit = [&](const char* option, std::int64_t& limit, const char* help) {
             app_->add_option(option, limit, help)->check(CLI::PositiveNumber)->capture_default_str();
@@ -22,13 +24,16 @@ public:
         addLimit("--cycle-bytes", scan_.cycleBytes,
                  "cyclic-garbage: fail when one shape of cycle without a frame pins this many bytes");
         addLimit("--held-entries", scan_.heldEntries,
-                 "held-growth: fail when one library-held container gains this many entries while the program's "
+                 "held-growth: fail when one library-held container gains this many entries while the "
+                 "program's "
                  "code runs");
-        addLimit("--held-bytes", scan_.heldBytes,
-                 "held-growth: fail when the entries one library-held container gains keep this many bytes");
-        app_->add_flag("--trace-sites", scan_.traceSites,
-                       "Run the script under tracemalloc, so that cyclic-garbage says where its cycles are "
-                       "made (slower)");
+        addLimit(
+            "--held-bytes", scan_.heldBytes,
+            "held-growth: fail when the entries one library-held container gains keep this many bytes");
+        app_->add_flag(
+            "--trace-sites", scan_.traceSites,
+            "Run the script under tracemalloc, so that cyclic-garbage says where its cycles are "
+            "made (slower)");
         app_->add_option("command", command_, "-- SCRIPT [ARGS...], or ARGS... after -m MODULE");
     }
 
@@ -50,7 +55,7 @@ public:
         return report::emit(withArguments(runScan(scan_), invocation), common_.output);
     }
 
-private:
+  private:
     Common& common_;
     ScanOptions scan_;
     std::vector<std::string> command_;

@@ -14,7 +14,7 @@
 namespace leakgate::cmd {
 
 class Subcommand {
-public:
+  public:
     explicit Subcommand(CLI::App* app) : app_(app) {}
     virtual ~Subcommand() = default;
 
@@ -24,7 +24,7 @@ public:
     // After the outputs were checked, with the run's scratch directory made: the exit code.
     virtual int run(const Invocation& invocation) = 0;
 
-protected:
+  protected:
     CLI::App* app_;
 };
 

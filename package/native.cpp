@@ -7,12 +7,12 @@
 //   and the sentinel types and functions of the workers' `_leakgate` (probes/leakgate_module.h).
 // Results cross into Python as schema leakgate/1 JSON plus the text the CLI prints for them;
 // leakgate_dsl/_results.py turns them into objects.
+#include "leakgate/allocations.h"
 #include "leakgate/report.h"
 #include "lib/python/collector.h"
 #include "lib/report/units.h"
 #include "lib/report/writers/text.h"
 #include "lib/scanner/labels.h"
-#include "leakgate/allocations.h"
 #include "probes/leakgate_module.h"
 #include "probes/measurement.h"
 #include "probes/probe.h"
@@ -92,7 +92,8 @@ class Region {
   public:
     // `held`: the held-growth probe too (its limits), off by default: its marks walk every
     // module's namespace at the start, at every import and at the end.
-    explicit Region(std::string name, std::optional<probes::HeldLimits> held = std::nullopt) : held_(held) {
+    explicit Region(std::string name, std::optional<probes::HeldLimits> held = std::nullopt)
+        : held_(held) {
         result_.workload = "region";
         result_.subject = std::move(name);
     }
@@ -111,8 +112,8 @@ class Region {
 
     void begin() {
         if (state_ == State::kActive)
-            throw UsageError(fmt::format("region `{}` is already active: a region is entered once",
-                                         result_.subject));
+            throw UsageError(
+                fmt::format("region `{}` is already active: a region is entered once", result_.subject));
         if (state_ == State::kDone)
             throw UsageError(fmt::format("region `{}` was already measured: make a new region for each "
                                          "measurement",
@@ -314,9 +315,8 @@ class Region {
         for (const auto& check : result_.checks) {
             if (check.status != Status::kFail) continue;
             if (check.name == "frame-cycle" || check.name == "cyclic-garbage")
-                inherited.checks.push_back(
-                    {check.name, Status::kFail, fmt::format("{}: {}", where, check.reason),
-                     check.amount});
+                inherited.checks.push_back({check.name, Status::kFail,
+                                            fmt::format("{}: {}", where, check.reason), check.amount});
         }
         if (freedByGc > 0) {
             inherited.checks.push_back(
@@ -406,7 +406,7 @@ class Region {
     State state_ = State::kNew;
     bool gcWasEnabled_ = false;
     bool counting_ = false;
-    probes::AllocationCounts counted_; // the body's, so far
+    probes::AllocationCounts counted_;         // the body's, so far
     std::unique_ptr<probes::Session> session_; // the outermost region's; inner ones share it
     probes::ProbeList probes_;
     std::unique_ptr<probes::Measurement> measurement_;
@@ -423,7 +423,7 @@ class Region {
 // The frame-cycle probe's explanation of `objects`, as if a DEBUG_SAVEALL collection had saved
 // them: its check, its findings and the cycle shapes of what holds no frame.
 py::dict explain(const py::sequence& objects) {
-    py::list kept(objects); // keeps every object alive while the scanner reads it
+    py::list kept(objects);     // keeps every object alive while the scanner reads it
     std::vector<PyObject*> raw; // Borrowed references
     raw.reserve(kept.size());
     for (py::handle object : kept)
@@ -461,12 +461,15 @@ PYBIND11_MODULE(_native, module) {
              }),
              py::arg("name"), py::arg("held_entries") = py::none(), py::arg("held_bytes") = py::none())
         .def_property_readonly("active", &Region::active)
-        .def("begin", &Region::begin, "Disable the collector, collect what is already garbage, start the probes.")
-        .def("finish", &Region::finish, "The three reads: {'json': schema leakgate/1 result, 'text': the report}.")
+        .def("begin", &Region::begin,
+             "Disable the collector, collect what is already garbage, start the probes.")
+        .def("finish", &Region::finish,
+             "The three reads: {'json': schema leakgate/1 result, 'text': the report}.")
         .def("abandon", &Region::abandon, py::arg("reason"),
              "End without reading: every check is `error` with `reason`.");
-    module.def("region_active", [] { return !leakgate::package::g_regions.empty(); },
-               "Whether a region is measuring now.");
+    module.def(
+        "region_active", [] { return !leakgate::package::g_regions.empty(); },
+        "Whether a region is measuring now.");
     module.def("session_active", &leakgate::probes::sessionActive,
                "Whether sentinels made now are judged by a measurement.");
     module.def("explain", &leakgate::package::explain, py::arg("objects"),

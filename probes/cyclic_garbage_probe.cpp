@@ -126,16 +126,22 @@ std::string fixFor(const CycleShapeCount& shape) {
                         shape.types.find("CArgObject") != std::string::npos ||
                         shape.types.find("LP_") != std::string::npos;
     if (ctypes) {
-        return "ctypes.cast() and ctypes.pointer() keep their source in the result's `_objects`, a cycle per "
-               "call (CPython bpo-12836): build the pointer without cast (ctypes.c_void_p(ctypes.addressof(x)) "
+        return "ctypes.cast() and ctypes.pointer() keep their source in the result's `_objects`, a "
+               "cycle per "
+               "call (CPython bpo-12836): build the pointer without cast "
+               "(ctypes.c_void_p(ctypes.addressof(x)) "
                "with x kept alive by the caller), or pack immutable values once and reuse them.";
     }
-    if (shape.types.find("Traceback") != std::string::npos || shape.types.find("traceback") != std::string::npos) {
-        return "An exception and its traceback refer to each other through what they keep: do not store the "
+    if (shape.types.find("Traceback") != std::string::npos ||
+        shape.types.find("traceback") != std::string::npos) {
+        return "An exception and its traceback refer to each other through what they keep: do not store "
+               "the "
                "exception; keep traceback.TracebackException or its text.";
     }
-    return "Each call leaves objects that refer to each other: make the back reference a weakref (weakref.ref, "
-           "weakref.proxy or a WeakValueDictionary), or break the cycle (`del` or set the attribute to None) "
+    return "Each call leaves objects that refer to each other: make the back reference a weakref "
+           "(weakref.ref, "
+           "weakref.proxy or a WeakValueDictionary), or break the cycle (`del` or set the attribute to "
+           "None) "
            "when the objects are done with.";
 }
 
@@ -147,29 +153,32 @@ class CyclicGarbageProbe final : public Probe {
 
     void inGarbage(std::span<PyObject* const>, WorkloadResult& result) override {
         if (!others_ || !others_->read) {
-            result.checks.push_back({"cyclic-garbage", Status::kError,
-                                     "the garbage's cycle shapes were not read (no frame-cycle probe ran before "
-                                     "this one)",
-                                     std::nullopt});
+            result.checks.push_back(
+                {"cyclic-garbage", Status::kError,
+                 "the garbage's cycle shapes were not read (no frame-cycle probe ran before "
+                 "this one)",
+                 std::nullopt});
             return;
         }
         const std::string limits =
-            fmt::format("limits: {} instances of one shape, or {} pinned by one shape", limits_.instances,
-                        humanBytes(limits_.bytes));
+            fmt::format("limits: {} instances of one shape, or {} pinned by one shape",
+                        limits_.instances, humanBytes(limits_.bytes));
         // An import runs once: its cycles count against the byte limit, never the instance limit.
         std::vector<size_t> over;
         std::int64_t atImport = 0;
         for (size_t i = 0; i < others_->shapes.size(); ++i) {
             const CycleShapeCount& shape = others_->shapes[i];
             atImport += shape.atImport;
-            if (shape.count - shape.atImport >= limits_.instances || shape.bytes.value_or(0) >= limits_.bytes)
+            if (shape.count - shape.atImport >= limits_.instances ||
+                shape.bytes.value_or(0) >= limits_.bytes)
                 over.push_back(i);
         }
         const std::string imports =
-            atImport == 0 ? ""
-                          : fmt::format(" ({} cycle{} made while modules were imported, once, not counted "
-                                        "against the instance limit)",
-                                        atImport, atImport == 1 ? "" : "s");
+            atImport == 0
+                ? ""
+                : fmt::format(" ({} cycle{} made while modules were imported, once, not counted "
+                              "against the instance limit)",
+                              atImport, atImport == 1 ? "" : "s");
         result.details["cyclic_garbage"] = {{"shapes", others_->shapeCount},
                                             {"objects", others_->objects},
                                             {"instance_limit", limits_.instances},
@@ -181,8 +190,8 @@ class CyclicGarbageProbe final : public Probe {
                  others_->shapeCount == 0
                      ? "no cycle without a frame in the garbage"
                      : fmt::format("{} cycle shape{} without a frame ({} objects), none over the {}{}",
-                                   others_->shapeCount, others_->shapeCount == 1 ? "" : "s", others_->objects,
-                                   limits, imports),
+                                   others_->shapeCount, others_->shapeCount == 1 ? "" : "s",
+                                   others_->objects, limits, imports),
                  0});
             return;
         }
@@ -215,20 +224,19 @@ class CyclicGarbageProbe final : public Probe {
                 where = limits_.traceSites ? ", made before tracemalloc started"
                                            : " (where they are made: run again with --trace-sites)";
             }
-            finding.summary = fmt::format("{} cycle{} of [{}], {} in all{}{}", shape.count,
-                                          shape.count == 1 ? "" : "s", shape.types,
-                                          humanBytes(shape.bytes.value_or(0)), where,
-                                          shape.atImport == 0
-                                              ? ""
-                                              : fmt::format(" ({} made while modules were imported)",
-                                                            shape.atImport));
+            finding.summary = fmt::format(
+                "{} cycle{} of [{}], {} in all{}{}", shape.count, shape.count == 1 ? "" : "s",
+                shape.types, humanBytes(shape.bytes.value_or(0)), where,
+                shape.atImport == 0
+                    ? ""
+                    : fmt::format(" ({} made while modules were imported)", shape.atImport));
             findings.push_back(std::move(finding));
         }
-        result.checks.push_back({"cyclic-garbage", Status::kFail,
-                                 fmt::format("{} cycle shape{} without a frame over the {}; the largest: {}",
-                                             over.size(), over.size() == 1 ? "" : "s", limits,
-                                             findings.front().summary),
-                                 pinned});
+        result.checks.push_back(
+            {"cyclic-garbage", Status::kFail,
+             fmt::format("{} cycle shape{} without a frame over the {}; the largest: {}", over.size(),
+                         over.size() == 1 ? "" : "s", limits, findings.front().summary),
+             pinned});
         for (Finding& finding : findings)
             result.findings.push_back(std::move(finding));
     }

@@ -43,7 +43,10 @@ std::optional<std::int64_t> readCupy() {
     py::dict modules = py::module_::import("sys").attr("modules");
     if (!modules.contains("cupy")) return std::nullopt;
     try {
-        return modules["cupy"].attr("get_default_memory_pool")().attr("used_bytes")().cast<std::int64_t>();
+        return modules["cupy"]
+            .attr("get_default_memory_pool")()
+            .attr("used_bytes")()
+            .cast<std::int64_t>();
     } catch (py::error_already_set&) {
         PyErr_Clear();
         return std::nullopt;
@@ -62,7 +65,7 @@ bool programUsesCuda() {
 // What a program that placed no sentinel holds on the device, by each witness it has: the
 // driver's count of the whole device, torch's caching allocator, CuPy's pool.
 struct ProgramReading {
-    std::optional<std::int64_t> used; // cuMemGetInfo
+    std::optional<std::int64_t> used;  // cuMemGetInfo
     std::optional<std::int64_t> torch; // torch.cuda.memory_allocated()
     std::optional<std::int64_t> cupy;  // cupy's default pool
 };
@@ -202,7 +205,8 @@ class DeviceMemoryProbe final : public Probe {
         const std::string crossCheck =
             lazy_ ? fmt::format("cuMemGetInfo: {} freed by the collection (CUDA was started by the "
                                 "workload, so there is no reading from before it){}{}",
-                                humanBytes(afterReturn_.used - afterCollection.used), torchCache, torchText)
+                                humanBytes(afterReturn_.used - afterCollection.used), torchCache,
+                                torchText)
                   : fmt::format("cuMemGetInfo: {} more in use after return, {} after collection{}{}{}",
                                 humanBytes(usedAfterReturn), humanBytes(usedAfterCollection), torchCache,
                                 agrees ? ""
@@ -247,42 +251,46 @@ class DeviceMemoryProbe final : public Probe {
             const std::int64_t drop = *at1 - *at3;
             details[std::string(key) + "_after_return"] = *at1;
             details[std::string(key) + "_after_collection"] = *at3;
-            witnesses.push_back(fmt::format("{}: {} after return, {} after collection", name, humanBytes(*at1),
-                                            humanBytes(*at3)));
+            witnesses.push_back(fmt::format("{}: {} after return, {} after collection", name,
+                                            humanBytes(*at1), humanBytes(*at3)));
             if (drop >= threshold) over = true;
             freed = std::max(freed, drop);
         };
-        witness("torch.cuda.memory_allocated()", "torch_allocated", before.torch, after.torch, kAllocatorThreshold);
+        witness("torch.cuda.memory_allocated()", "torch_allocated", before.torch, after.torch,
+                kAllocatorThreshold);
         witness("CuPy's pool", "cupy_used", before.cupy, after.cupy, kAllocatorThreshold);
-        witness("cuMemGetInfo (the whole device)", "meminfo_used", before.used, after.used, kMemInfoTolerance);
+        witness("cuMemGetInfo (the whole device)", "meminfo_used", before.used, after.used,
+                kMemInfoTolerance);
         details["freed_by_collection"] = freed;
         if (cuda::Driver::get().available()) details["device"] = cuda::Driver::get().device().name;
         result.details["device_memory"] = details;
         if (witnesses.empty()) {
-            result.checks.push_back({"device-memory", Status::kSkip,
-                                     fmt::format("the program loaded CUDA, but no witness of its memory could be "
-                                                 "read ({})",
-                                                 cuda::Driver::get().available()
-                                                     ? "no torch or CuPy allocator in use"
-                                                     : cuda::Driver::get().unavailableReason()),
-                                     std::nullopt});
+            result.checks.push_back(
+                {"device-memory", Status::kSkip,
+                 fmt::format("the program loaded CUDA, but no witness of its memory could be "
+                             "read ({})",
+                             cuda::Driver::get().available() ? "no torch or CuPy allocator in use"
+                                                             : cuda::Driver::get().unavailableReason()),
+                 std::nullopt});
             return;
         }
         const std::string read = fmt::format("{}", fmt::join(witnesses, "; "));
         if (!over) {
             result.checks.push_back(
                 {"device-memory", Status::kPass,
-                 fmt::format("a collection freed {} of the program's device memory, under the limits (1.0 MiB "
-                             "for an allocator's count, {} for cuMemGetInfo); {}",
-                             humanBytes(std::max<std::int64_t>(freed, 0)), humanBytes(kMemInfoTolerance), read),
+                 fmt::format(
+                     "a collection freed {} of the program's device memory, under the limits (1.0 MiB "
+                     "for an allocator's count, {} for cuMemGetInfo); {}",
+                     humanBytes(std::max<std::int64_t>(freed, 0)), humanBytes(kMemInfoTolerance), read),
                  0});
             return;
         }
-        result.checks.push_back({"device-memory", Status::kFail,
-                                 fmt::format("{} of the program's device memory was freed only by gc.collect(): "
-                                             "under gc.disable() it stays; {}",
-                                             humanBytes(freed), read),
-                                 freed});
+        result.checks.push_back(
+            {"device-memory", Status::kFail,
+             fmt::format("{} of the program's device memory was freed only by gc.collect(): "
+                         "under gc.disable() it stays; {}",
+                         humanBytes(freed), read),
+             freed});
     }
 
     static Reading read() {

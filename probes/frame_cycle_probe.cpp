@@ -1,9 +1,9 @@
 #include "probes/probe.h"
 
 #include "leakgate/explain.h"
+#include "lib/report/units.h"
 #include "lib/scanner/components.h"
 #include "lib/scanner/explain.h"
-#include "lib/report/units.h"
 #include "probes/sentinel_probe.h"
 
 #include <pybind11/pybind11.h>
@@ -50,7 +50,8 @@ size_t mergeForeign(scanner::FrameCycles& cycles) {
     for (const ForeignCollection& foreign : foreignCollections()) {
         objects += static_cast<size_t>(foreign.objects);
         for (Finding finding : foreign.cycles.findings) {
-            finding.summary += fmt::format(" (found by {}, which the program started)", foreign.startedBy);
+            finding.summary +=
+                fmt::format(" (found by {}, which the program started)", foreign.startedBy);
             cycles.findings.push_back(std::move(finding));
         }
         cycles.total.objects += foreign.cycles.total.objects;
@@ -132,11 +133,11 @@ class FrameCycleProbe final : public Probe {
                 details["largest"].push_back(shape);
             }
             const CycleShapeCount& top = cycles.otherCycles.front();
-            others = fmt::format("{} cycle shape{} without a frame ({} objects; the largest: {} instance{} "
-                                 "of [{}], {})",
-                                 cycles.otherShapes, cycles.otherShapes == 1 ? "" : "s", cycles.otherObjects,
-                                 top.count, top.count == 1 ? "" : "s", top.types,
-                                 humanBytes(top.bytes.value_or(0)));
+            others = fmt::format(
+                "{} cycle shape{} without a frame ({} objects; the largest: {} instance{} "
+                "of [{}], {})",
+                cycles.otherShapes, cycles.otherShapes == 1 ? "" : "s", cycles.otherObjects, top.count,
+                top.count == 1 ? "" : "s", top.types, humanBytes(top.bytes.value_or(0)));
         }
         if (findings.empty()) {
             result.checks.push_back(
@@ -152,9 +153,7 @@ class FrameCycleProbe final : public Probe {
             // instances when there is more than one shape (one shape's summary counts its own),
             // what they hold in all, then the largest shape.
             std::string instances =
-                findings.size() == 1
-                    ? ""
-                    : fmt::format(" ({} instances)", cycles.instances);
+                findings.size() == 1 ? "" : fmt::format(" ({} instances)", cycles.instances);
             // sys.getsizeof sees the Python objects only: what they own beyond it (tensors' storages,
             // arrays' buffers, sentinels' payloads) is said beside it, by kind.
             std::vector<std::string> each;
@@ -191,20 +190,22 @@ class FrameCycleProbe final : public Probe {
                 ++moved;
                 continue;
             }
-            result.details["frame_cycles_at_import"].push_back({{"summary", finding.summary},
-                                                                {"bytes", pinnedInAll(finding)}});
+            result.details["frame_cycles_at_import"].push_back(
+                {{"summary", finding.summary}, {"bytes", pinnedInAll(finding)}});
             if (noted++ == 0) first = finding.summary;
             bytes += pinnedInAll(finding);
         }
         if (noted > 0) {
-            result.notes.push_back(fmt::format(
-                "{} frame-cycle shape{} made while a module was imported pin{} only that import's frames ({}): "
-                "retention of one time, not judged; the first: {}",
-                noted, noted == 1 ? "" : "s", noted == 1 ? "s" : "", humanBytes(bytes), first));
+            result.notes.push_back(fmt::format("{} frame-cycle shape{} made while a module was imported "
+                                               "pin{} only that import's frames ({}): "
+                                               "retention of one time, not judged; the first: {}",
+                                               noted, noted == 1 ? "" : "s", noted == 1 ? "s" : "",
+                                               humanBytes(bytes), first));
         }
         if (moved > 0) // most memory first again, as explainFrameCycles ordered them
-            std::stable_sort(cycles.findings.begin(), cycles.findings.end(),
-                             [](const Finding& a, const Finding& b) { return pinnedInAll(a) > pinnedInAll(b); });
+            std::stable_sort(
+                cycles.findings.begin(), cycles.findings.end(),
+                [](const Finding& a, const Finding& b) { return pinnedInAll(a) > pinnedInAll(b); });
     }
 
     std::shared_ptr<OtherCycles> others_;
@@ -215,7 +216,8 @@ class FrameCycleProbe final : public Probe {
 } // namespace
 
 std::unique_ptr<Probe> makeFrameCycleProbe(std::shared_ptr<OtherCycles> others,
-                                           std::shared_ptr<const ImportTime> imports, std::int64_t importBytes) {
+                                           std::shared_ptr<const ImportTime> imports,
+                                           std::int64_t importBytes) {
     return std::make_unique<FrameCycleProbe>(std::move(others), std::move(imports), importBytes);
 }
 

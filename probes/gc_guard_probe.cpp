@@ -114,7 +114,8 @@ void explainForeignGarbage(Py_ssize_t collected) {
     // The counts do not match the list exactly (weakrefs cleared count in "collected", objects a
     // finalizer resurrected are not saved), but a list emptied after the collection saved into it
     // shows.
-    if (collected < 0 || size < g_watch.foreignFirst || (collected > 0 && size == g_watch.foreignFirst)) return;
+    if (collected < 0 || size < g_watch.foreignFirst || (collected > 0 && size == g_watch.foreignFirst))
+        return;
     if (size > g_watch.foreignFirst) {
         std::vector<PyObject*> saved; // Borrowed references: the list keeps them
         for (Py_ssize_t i = g_watch.foreignFirst; i < size; ++i)
@@ -202,8 +203,8 @@ std::string invalidity(bool debugFlags) {
             where);
     }
     // Collections the program started whose garbage was saved and explained lose nothing.
-    const long long foreign =
-        collectionsSoFar() - g_watch.collectionsAtStart - g_watch.ownCollections - g_watch.foreignCaptured;
+    const long long foreign = collectionsSoFar() - g_watch.collectionsAtStart - g_watch.ownCollections -
+                              g_watch.foreignCaptured;
     if (foreign > 0) {
         std::string who = g_watch.collectedAt.empty()
                               ? "who started it is unknown: gc.callbacks was changed"
@@ -213,9 +214,10 @@ std::string invalidity(bool debugFlags) {
                            foreign, foreign == 1 ? "" : "s", who, foreign == 1 ? "it" : "they");
     }
     if (std::string replaced = collector::tampering(); !replaced.empty()) {
-        return fmt::format("the code under test replaced the collector's API ({}), so the measurement is "
-                           "invalid",
-                           replaced);
+        return fmt::format(
+            "the code under test replaced the collector's API ({}), so the measurement is "
+            "invalid",
+            replaced);
     }
     const long long frozen = collector::frozen();
     if (frozen != g_watch.frozenAtStart) {

@@ -47,8 +47,8 @@ constexpr size_t kListedHolders = 5;
 
 // Modules whose containers are the interpreter's or leakgate's, not a library's.
 bool ignoredModule(std::string_view name) {
-    for (std::string_view exact : {"sys", "builtins", "__main__", "gc", "_imp", "zipimport", "tracemalloc",
-                                   "atexit", "_leakgate", "leakgate", "__mp_main__"})
+    for (std::string_view exact : {"sys", "builtins", "__main__", "gc", "_imp", "zipimport",
+                                   "tracemalloc", "atexit", "_leakgate", "leakgate", "__mp_main__"})
         if (name == exact) return true;
     for (std::string_view prefix : {"importlib", "_frozen_importlib", "leakgate.", "_leakgate."})
         if (name.starts_with(prefix)) return true;
@@ -63,7 +63,8 @@ std::vector<std::pair<PyObject*, PyObject*>> publicEntries(PyObject* dict) {
     Py_ssize_t position = 0;
     while (PyDict_Next(dict, &position, &key, &value)) {
         if (!PyUnicode_Check(key)) continue;
-        if (PyUnicode_GET_LENGTH(key) >= 2 && PyUnicode_READ_CHAR(key, 0) == '_' && PyUnicode_READ_CHAR(key, 1) == '_')
+        if (PyUnicode_GET_LENGTH(key) >= 2 && PyUnicode_READ_CHAR(key, 0) == '_' &&
+            PyUnicode_READ_CHAR(key, 1) == '_')
             continue;
         entries.emplace_back(key, value);
     }
@@ -73,7 +74,8 @@ std::vector<std::pair<PyObject*, PyObject*>> publicEntries(PyObject* dict) {
 struct Holder {
     std::int64_t length = 0; // entries at the mark
     bool cache = false;      // an lru_cache function: `length` is its currsize
-    std::string name;        // only when named: "mashumaro.core.meta.code.builder.CodeBuilder.get_field_default"
+    std::string
+        name; // only when named: "mashumaro.core.meta.code.builder.CodeBuilder.get_field_default"
     size_t moduleLength = 0; // the length of the module part of `name` (the longest names it)
 };
 // By the container (or lru_cache function) object. Borrowed: a holder is compared by address, and
@@ -90,7 +92,7 @@ class Marker {
     Mark take(bool named = false) const {
         Mark mark;
         PyObject* modules = PyImport_GetModuleDict(); // Borrowed reference
-        OwnedRef items = own(PyDict_Items(modules));   // a copy: the walk may not change the dict
+        OwnedRef items = own(PyDict_Items(modules));  // a copy: the walk may not change the dict
         if (!items) throw py::error_already_set();
         for (Py_ssize_t i = 0; i < PyList_GET_SIZE(items.get()); ++i) {
             PyObject* item = PyList_GET_ITEM(items.get(), i);
@@ -103,7 +105,8 @@ class Marker {
                 continue;
             }
             if (ignoredModule(name)) continue;
-            Walk walk{mark, named, moduleName, named ? std::string(name) : std::string(), std::strlen(name)};
+            Walk walk{mark, named, moduleName, named ? std::string(name) : std::string(),
+                      std::strlen(name)};
             walk.namespaceOf(PyModule_GetDict(module), walk.module, 0);
         }
         return mark;
@@ -162,15 +165,16 @@ class Marker {
         }
         return PyLong_AsLongLong(size.get());
     }
-
 };
 
 PyTypeObject* g_dequeType = nullptr; // Borrowed: collections keeps it
 PyTypeObject* g_lruType = nullptr;   // Borrowed: functools keeps it
 
 Marker::Marker() {
-    g_dequeType = reinterpret_cast<PyTypeObject*>(py::module_::import("collections").attr("deque").ptr());
-    py::object cached = py::module_::import("functools").attr("lru_cache")(py::none())(py::cpp_function([] {}));
+    g_dequeType =
+        reinterpret_cast<PyTypeObject*>(py::module_::import("collections").attr("deque").ptr());
+    py::object cached =
+        py::module_::import("functools").attr("lru_cache")(py::none())(py::cpp_function([] {}));
     g_lruType = Py_TYPE(cached.ptr());
 }
 
@@ -191,7 +195,8 @@ void Marker::Walk::visit(PyObject* value, const std::string& name, int depth) {
         // __getattr__ is not called): its attributes (a class-level registry, an lru_cache
         // method, a classmethod or staticmethod around one).
         PyObject* classDict = reinterpret_cast<PyTypeObject*>(value)->tp_dict; // Borrowed reference
-        if (!classDict || !(reinterpret_cast<PyTypeObject*>(value)->tp_flags & Py_TPFLAGS_HEAPTYPE)) return;
+        if (!classDict || !(reinterpret_cast<PyTypeObject*>(value)->tp_flags & Py_TPFLAGS_HEAPTYPE))
+            return;
         PyObject* owner = PyDict_GetItemString(classDict, "__module__"); // Borrowed reference
         if (!owner || !PyUnicode_Check(owner) || PyUnicode_Compare(owner, moduleName) != 0) {
             PyErr_Clear();
@@ -199,7 +204,8 @@ void Marker::Walk::visit(PyObject* value, const std::string& name, int depth) {
         }
         for (auto [key, attribute] : publicEntries(classDict)) {
             PyObject* inner = attribute;
-            if (Py_IS_TYPE(attribute, &PyClassMethod_Type) || Py_IS_TYPE(attribute, &PyStaticMethod_Type)) {
+            if (Py_IS_TYPE(attribute, &PyClassMethod_Type) ||
+                Py_IS_TYPE(attribute, &PyStaticMethod_Type)) {
                 OwnedRef function = own(PyObject_GetAttrString(attribute, "__func__"));
                 if (!function) {
                     PyErr_Clear();
@@ -276,11 +282,12 @@ class HeldGrowthProbe final : public Probe, ImportListener {
         if (!marker_) return;
         if (!lost_.empty()) {
             // A mark that could not be taken leaves an interval unread: no verdict on it.
-            result.checks.push_back({"held-growth", Status::kError,
-                                     fmt::format("a mark around an import could not be taken ({}): what the "
-                                                 "program's work added to library-held containers is not known",
-                                                 lost_),
-                                     std::nullopt});
+            result.checks.push_back(
+                {"held-growth", Status::kError,
+                 fmt::format("a mark around an import could not be taken ({}): what the "
+                             "program's work added to library-held containers is not known",
+                             lost_),
+                 std::nullopt});
             marker_.reset();
             gained_.clear();
             return;
@@ -292,7 +299,8 @@ class HeldGrowthProbe final : public Probe, ImportListener {
             if (found == now.end() || entries < kListedEntries) continue; // gone since, or small
             grown.push_back({container, found->second, entries, 0, {}});
         }
-        std::sort(grown.begin(), grown.end(), [](const Growth& a, const Growth& b) { return a.entries > b.entries; });
+        std::sort(grown.begin(), grown.end(),
+                  [](const Growth& a, const Growth& b) { return a.entries > b.entries; });
         if (grown.size() > kListedHolders) grown.resize(kListedHolders);
         if (!grown.empty()) measureBytes(grown);
         judge(grown, result);
@@ -407,7 +415,8 @@ class HeldGrowthProbe final : public Probe, ImportListener {
     }
 
     // Every node the heap's roots reach without entering `avoided` (the holder).
-    static std::vector<bool> reachedAvoiding(const HeapGraph& heap, std::initializer_list<PyObject*> avoided) {
+    static std::vector<bool> reachedAvoiding(const HeapGraph& heap,
+                                             std::initializer_list<PyObject*> avoided) {
         const scanner::ObjectGraph& graph = heap.graph;
         std::vector<bool> reached(graph.size(), false);
         for (PyObject* object : avoided)
@@ -443,10 +452,10 @@ class HeldGrowthProbe final : public Probe, ImportListener {
                               {"bytes", growth.bytes},
                               {"payload_bytes", growth.payloadBytes}});
         }
-        const std::string limits = fmt::format("limits: {} entries or {} gained by one holder", limits_.entries,
-                                               humanBytes(limits_.bytes));
-        result.details["held_growth"] = {{"holders", listed}, {"entry_limit", limits_.entries},
-                                         {"byte_limit", limits_.bytes}};
+        const std::string limits = fmt::format("limits: {} entries or {} gained by one holder",
+                                               limits_.entries, humanBytes(limits_.bytes));
+        result.details["held_growth"] = {
+            {"holders", listed}, {"entry_limit", limits_.entries}, {"byte_limit", limits_.bytes}};
         std::vector<const Growth*> over;
         for (const Growth& growth : grown) {
             std::int64_t total = growth.bytes;
@@ -457,11 +466,12 @@ class HeldGrowthProbe final : public Probe, ImportListener {
         if (over.empty()) {
             result.checks.push_back(
                 {"held-growth", Status::kPass,
-                 grown.empty() ? "no library-held container gained entries while the program's code ran"
-                               : fmt::format("{} library-held container{} gained entries while the program's code "
-                                             "ran, none over the {}; the most: {}",
-                                             grown.size(), grown.size() == 1 ? "" : "s", limits,
-                                             describe(grown.front())),
+                 grown.empty()
+                     ? "no library-held container gained entries while the program's code ran"
+                     : fmt::format("{} library-held container{} gained entries while the program's code "
+                                   "ran, none over the {}; the most: {}",
+                                   grown.size(), grown.size() == 1 ? "" : "s", limits,
+                                   describe(grown.front())),
                  0});
             return;
         }
@@ -474,31 +484,34 @@ class HeldGrowthProbe final : public Probe, ImportListener {
             finding.payloadBytes = growth->payloadBytes;
             finding.root = growth->holder.name;
             finding.summary = describe(*growth);
-            finding.fix = growth->holder.cache
-                              ? "An lru_cache keeps every argument and result it saw (a method's cache keeps "
-                                "`self`): bound it (maxsize), key it by something that does not own the "
-                                "objects, or keep the cache on the instance so that it goes with it."
-                              : "A container a module keeps grows with the program's work: bound it (an LRU "
-                                "of fixed size), hold its entries weakly (weakref.WeakValueDictionary, "
-                                "WeakSet), or remove an entry when its object is done with.";
+            finding.fix =
+                growth->holder.cache
+                    ? "An lru_cache keeps every argument and result it saw (a method's cache keeps "
+                      "`self`): bound it (maxsize), key it by something that does not own the "
+                      "objects, or keep the cache on the instance so that it goes with it."
+                    : "A container a module keeps grows with the program's work: bound it (an LRU "
+                      "of fixed size), hold its entries weakly (weakref.WeakValueDictionary, "
+                      "WeakSet), or remove an entry when its object is done with.";
             held += growth->bytes;
             for (const auto& [kind, bytes] : growth->payloadBytes)
                 held += bytes;
             result.findings.push_back(std::move(finding));
         }
-        result.checks.push_back({"held-growth", Status::kFail,
-                                 fmt::format("{} library-held container{} over the {}: {}", over.size(),
-                                             over.size() == 1 ? "" : "s", limits, describe(*over.front())),
-                                 held});
+        result.checks.push_back(
+            {"held-growth", Status::kFail,
+             fmt::format("{} library-held container{} over the {}: {}", over.size(),
+                         over.size() == 1 ? "" : "s", limits, describe(*over.front())),
+             held});
     }
 
     static std::string describe(const Growth& growth) {
         std::int64_t payload = 0;
         for (const auto& [kind, bytes] : growth.payloadBytes)
             payload += bytes;
-        return fmt::format("{} ({}) gained {} entr{} ({} now), which alone keep {}{}", growth.holder.name,
-                           growth.holder.cache ? "lru_cache" : "container", growth.entries,
-                           growth.entries == 1 ? "y" : "ies", growth.holder.length, humanBytes(growth.bytes),
+        return fmt::format("{} ({}) gained {} entr{} ({} now), which alone keep {}{}",
+                           growth.holder.name, growth.holder.cache ? "lru_cache" : "container",
+                           growth.entries, growth.entries == 1 ? "y" : "ies", growth.holder.length,
+                           humanBytes(growth.bytes),
                            payload ? fmt::format(" and {} of payloads", humanBytes(payload)) : "");
     }
 

@@ -101,7 +101,8 @@ class ImportMarksProbe final : public Probe, ImportListener {
         }
         if (next != markers_.size()) {
             time_->objects.clear();
-            time_->unknown = "the import marks were not found in order in the collector's youngest generation";
+            time_->unknown =
+                "the import marks were not found in order in the collector's youngest generation";
         }
     }
 

@@ -1,7 +1,7 @@
 #include "probes/leakgate_module.h"
 
-#include "lib/cuda/driver.h"
 #include "leakgate/allocations.h"
+#include "lib/cuda/driver.h"
 #include "probes/sentinel_probe.h"
 
 #include <pybind11/pybind11.h>

@@ -87,7 +87,8 @@ void Measurement::finish() {
             std::any_of(result_.checks.begin(), result_.checks.end(),
                         [&](const CheckResult& check) { return check.name == probe->name(); });
         if (!decided && invalid)
-            result_.checks.push_back({std::string(probe->name()), Status::kError, result_.error->message});
+            result_.checks.push_back(
+                {std::string(probe->name()), Status::kError, result_.error->message});
     }
     for (auto& check : result_.checks)
         check.name = checkPrefix_ + check.name;

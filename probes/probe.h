@@ -99,7 +99,8 @@ std::unique_ptr<Probe> makeHeldGrowthProbe(HeldLimits limits);
 // that keeps the tracebacks of earlier failures).
 // With `imports`, a frame made while a module was imported whose chain holds only that import's
 // frames, pinning less than `importBytes`, is a note, not a finding.
-std::unique_ptr<Probe> makeRetainedFrameProbe(bool onlyNew = false, std::shared_ptr<const ImportTime> imports = nullptr,
+std::unique_ptr<Probe> makeRetainedFrameProbe(bool onlyNew = false,
+                                              std::shared_ptr<const ImportTime> imports = nullptr,
                                               std::int64_t importBytes = 0);
 // Gives every sentinel the workload made a verdict (check `sentinels`). `planned`: the fewest the
 // workload's own code places before the target's runs; fewer placed is `error` (the harness was

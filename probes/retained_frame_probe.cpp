@@ -2,10 +2,10 @@
 
 #include "lib/python/collector.h"
 #include "lib/python/compat.h"
+#include "lib/report/units.h"
 #include "lib/scanner/explain.h"
 #include "lib/scanner/labels.h"
 #include "lib/scanner/object_graph.h"
-#include "lib/report/units.h"
 
 #include <pybind11/pybind11.h>
 
@@ -166,12 +166,14 @@ class RetainedFrameProbe final : public Probe {
         if (retained.empty()) {
             const size_t running = frames - earlier - oneOff.size();
             std::string apart;
-            if (earlier) apart += fmt::format("; {} retained before the measurement began, left out", earlier);
-            if (!oneOff.empty()) apart += fmt::format("; {} kept by imports, once (see the note)", oneOff.size());
+            if (earlier)
+                apart += fmt::format("; {} retained before the measurement began, left out", earlier);
+            if (!oneOff.empty())
+                apart += fmt::format("; {} kept by imports, once (see the note)", oneOff.size());
             result.checks.push_back(
                 {"retained-frame", Status::kPass,
-                 fmt::format("no frame outlived its call ({} live frame{}, each running or suspended{})", running,
-                             running == 1 ? "" : "s", apart),
+                 fmt::format("no frame outlived its call ({} live frame{}, each running or suspended{})",
+                             running, running == 1 ? "" : "s", apart),
                  0});
             return;
         }
@@ -237,7 +239,8 @@ class RetainedFrameProbe final : public Probe {
 std::string routeShape(const std::string& route) {
     std::string shape;
     for (size_t i = 0; i < route.size(); ++i) {
-        if (route[i] == '[' && i + 1 < route.size() && std::isdigit(static_cast<unsigned char>(route[i + 1]))) {
+        if (route[i] == '[' && i + 1 < route.size() &&
+            std::isdigit(static_cast<unsigned char>(route[i + 1]))) {
             size_t end = i + 1;
             while (end < route.size() && std::isdigit(static_cast<unsigned char>(route[end])))
                 ++end;
@@ -276,7 +279,8 @@ std::vector<std::string> holdersOf(std::span<PyObject* const> objects) {
     std::vector<std::string> holders;
     for (PyObject* object : objects) {
         auto node = graph.find(object);
-        holders.push_back(node ? scanner::retentionRoute(graph, scanner::pathFromRoot(reverse, external, *node),
+        holders.push_back(node ? scanner::retentionRoute(graph,
+                                                         scanner::pathFromRoot(reverse, external, *node),
                                                          std::cref(namer))
                                : "an unknown holder");
     }

@@ -1,7 +1,7 @@
 #include "probes/sentinel_probe.h"
 
-#include "lib/base/check.h"
 #include "leakgate/errors.h"
+#include "lib/base/check.h"
 #include "lib/report/units.h"
 #include "probes/probe.h"
 
@@ -17,7 +17,6 @@ namespace {
 bool isAlive(const TrackedSentinel& sentinel) {
     return python::weakrefIsAlive(sentinel.weakref.get());
 }
-
 
 // What holds the never-freed sentinels, one entry per route shape, most bytes first.
 struct Holder {
@@ -69,7 +68,7 @@ class SentinelProbe final : public Probe {
 
     void afterCollection(WorkloadResult& result) override {
         std::map<std::string, int> counts;
-        std::map<std::string, std::int64_t> pinned; // per payload kind
+        std::map<std::string, std::int64_t> pinned;                           // per payload kind
         std::map<std::string, std::map<std::string, std::int64_t>> byVerdict; // verdict -> kind -> bytes
         std::int64_t pinnedTotal = 0;
         std::vector<const TrackedSentinel*> neverFreedSentinels;
@@ -107,10 +106,12 @@ class SentinelProbe final : public Probe {
             // code was changed under it (a harness function or _leakgate.sentinel replaced).
             result.checks.push_back(
                 {"sentinels", Status::kError,
-                 fmt::format("the workload places at least {} sentinels before the target's code runs and {} were "
-                             "placed: leakgate's harness was changed under it (a replaced harness function or "
-                             "_leakgate.sentinel), so nothing it placed is trusted",
-                             planned_, total),
+                 fmt::format(
+                     "the workload places at least {} sentinels before the target's code runs and {} "
+                     "were "
+                     "placed: leakgate's harness was changed under it (a replaced harness function or "
+                     "_leakgate.sentinel), so nothing it placed is trusted",
+                     planned_, total),
                  std::nullopt});
             return;
         }
@@ -144,22 +145,24 @@ class SentinelProbe final : public Probe {
         std::string reason;
         if (neverFreed && gcOnly) {
             // Mixed verdicts: each with its own bytes, never one figure under the worse verdict.
-            reason = fmt::format("{} of {} sentinels outlived their frames: {} never-freed, {} pinned until the "
-                                 "process ends; {} freed-by-gc-only, {} pinned until gc.collect()",
-                                 total - freedByRefcount, total, neverFreed, bytesOf("never-freed"), gcOnly,
-                                 bytesOf("freed-by-gc-only"));
+            reason = fmt::format(
+                "{} of {} sentinels outlived their frames: {} never-freed, {} pinned until the "
+                "process ends; {} freed-by-gc-only, {} pinned until gc.collect()",
+                total - freedByRefcount, total, neverFreed, bytesOf("never-freed"), gcOnly,
+                bytesOf("freed-by-gc-only"));
         } else {
             const char* verdict = neverFreed ? "never-freed" : "freed-by-gc-only";
-            reason = fmt::format("{} of {} sentinels outlived their frames ({} {}): {} pinned until {}",
-                                 total - freedByRefcount, total, neverFreed ? neverFreed : gcOnly, verdict,
-                                 bytesOf(verdict), neverFreed ? "the process ends" : "gc.collect()");
+            reason =
+                fmt::format("{} of {} sentinels outlived their frames ({} {}): {} pinned until {}",
+                            total - freedByRefcount, total, neverFreed ? neverFreed : gcOnly, verdict,
+                            bytesOf(verdict), neverFreed ? "the process ends" : "gc.collect()");
         }
         if (!holders.empty()) {
             // The path from a root, as retained-frame gives it for frames: where to look first.
-            reason += fmt::format("; the never-freed held by {} ({} sentinel{}){}", holders.front().route,
-                                  holders.front().sentinels, holders.front().sentinels == 1 ? "" : "s",
-                                  holders.size() > 1 ? fmt::format(" and {} more holders", holders.size() - 1)
-                                                     : "");
+            reason += fmt::format(
+                "; the never-freed held by {} ({} sentinel{}){}", holders.front().route,
+                holders.front().sentinels, holders.front().sentinels == 1 ? "" : "s",
+                holders.size() > 1 ? fmt::format(" and {} more holders", holders.size() - 1) : "");
         }
         result.checks.push_back({"sentinels", Status::kFail, reason, pinnedTotal});
     }
@@ -180,7 +183,7 @@ Session::Session() {
 }
 
 Session::~Session() {
-    sentinels_.clear(); // releases the weak references while the interpreter lives
+    sentinels_.clear();    // releases the weak references while the interpreter lives
     setIntegrityCheck({}); // and the harness's seal (probes/probe.h)
     g_session = nullptr;
 }

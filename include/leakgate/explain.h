@@ -60,6 +60,7 @@ struct FrameCycles {
 // The frame cycles among `garbage` (borrowed), typically what a DEBUG_SAVEALL collection saved:
 // the span a probe's inGarbage() receives. Call with the GIL held. With `payloads`, each finding's
 // `payloadBytes` holds those among the objects it pins.
-LEAKGATE_API FrameCycles explainGarbage(std::span<PyObject* const> garbage, const Payloads* payloads = nullptr);
+LEAKGATE_API FrameCycles explainGarbage(std::span<PyObject* const> garbage,
+                                        const Payloads* payloads = nullptr);
 
 } // namespace leakgate::scanner

@@ -4,11 +4,10 @@
 // A plug-in defines exactly one symbol, with LEAKGATE_PLUGIN. The loader reads the symbol's ABI
 // version before it calls anything of the plug-in, and refuses one built for another; then it
 // calls the registration function once, with the GIL held, before anything of the target's is
-// imported. The worker measures the registration's workload with the three reads (leakgate/probe.h): the gc
-// guard, the sentinel probe (when the workload made sentinels) and the plug-in's probes, whose
-// checks appear under their own names in every output. Whatever a plug-in throws (at
-// registration, in its workload, in any of its probes' phases) is an `error` of its checks, not
-// of the run.
+// imported. The worker measures the registration's workload with the three reads (leakgate/probe.h): the
+// gc guard, the sentinel probe (when the workload made sentinels) and the plug-in's probes, whose checks
+// appear under their own names in every output. Whatever a plug-in throws (at registration, in its
+// workload, in any of its probes' phases) is an `error` of its checks, not of the run.
 //
 // A plug-in is built against the installed package (find_package(leakgate) and
 // leakgate::leakgate, or pkg-config's `leakgate`) with the same compiler family and C++ standard
@@ -56,6 +55,6 @@ struct leakgate_plugin {
 }
 
 // LEAKGATE_PLUGIN("kernel cache", registerProbes); at namespace scope in one file of the plug-in.
-#define LEAKGATE_PLUGIN(plugin_name, register_function)                                           \
-    extern "C" LEAKGATE_API const leakgate_plugin leakgate_plugin = {                             \
-        LEAKGATE_PLUGIN_ABI_VERSION, plugin_name, register_function}
+#define LEAKGATE_PLUGIN(plugin_name, register_function)                                                 \
+    extern "C" LEAKGATE_API const leakgate_plugin leakgate_plugin = {LEAKGATE_PLUGIN_ABI_VERSION,       \
+                                                                     plugin_name, register_function}

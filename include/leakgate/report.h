@@ -1,6 +1,6 @@
 // The one report model (public, leakgate/api.h). Workers fill WorkloadResults, the parent
-// gathers them into a Report, and only the writers (lib/report/writers/) format it. The same JSON encoding
-// carries a WorkloadResult from a worker to the parent over its result pipe.
+// gathers them into a Report, and only the writers (lib/report/writers/) format it. The same JSON
+// encoding carries a WorkloadResult from a worker to the parent over its result pipe.
 #pragma once
 
 #include "leakgate/api.h"
@@ -49,8 +49,8 @@ struct AllocationSite {
 // One shape of reference cycle that a launch leaves, with how many of it a batch of calls left.
 struct CycleShapeCount {
     std::int64_t count = 0;
-    std::string types; // the types in the cycle: "CField, tuple"
-    std::string cycle; // its edges: " --_objects--> `dict` object --..."
+    std::string types;                 // the types in the cycle: "CField, tuple"
+    std::string cycle;                 // its edges: " --_objects--> `dict` object --..."
     std::optional<std::int64_t> bytes; // what its cycles pin in all, where the scanner measured it
     std::int64_t atImport = 0;         // of `count`, made while a module was imported (scan): not judged
 };
@@ -82,10 +82,10 @@ struct KeptHolder {
 // root, objects, bytes); a launch loop's findings name allocation sites or cycle shapes; lint's
 // name a line and column in a source file (frames.front() and column).
 struct Finding {
-    std::string kind;                // "frame-cycle", "retained-frame", "launch-...", "lint:..."
-    std::string summary;             // one line: the culprit and what closes the cycle
-    std::vector<FrameInfo> frames;   // culprit first, then its f_back chain, then the other frames it pins
-    int harnessFrames = 0;           // leakgate's own frames in that chain, left out of `frames`
+    std::string kind;              // "frame-cycle", "retained-frame", "launch-...", "lint:..."
+    std::string summary;           // one line: the culprit and what closes the cycle
+    std::vector<FrameInfo> frames; // culprit first, then its f_back chain, then the other frames it pins
+    int harnessFrames = 0;         // leakgate's own frames in that chain, left out of `frames`
     std::vector<std::string> locals; // variable names on the path that closes the cycle
     std::vector<PathStep> path;      // the labelled path (culprit back to itself, or root to frame)
     std::string root;                // retained-frame: the live root the path starts from
@@ -95,11 +95,11 @@ struct Finding {
     // kind ("device", "torch"), for a frame-cycle finding.
     std::map<std::string, std::int64_t> payloadBytes;
     std::vector<PayloadHolder> payloadHolders; // frame-cycle: the locals that hold the most of them
-    std::string fix;                 // the fix pattern, in words
+    std::string fix;                           // the fix pattern, in words
     // The statement to change, where the lint found it for a dynamic finding: the line that binds
     // a cycle's closing local, or the store of a frame on an attribute (SARIF's primary location).
     std::optional<FrameInfo> fixSite;
-    std::optional<int> column;       // lint: 1-based, as editors and compilers count
+    std::optional<int> column;                   // lint: 1-based, as editors and compilers count
     std::vector<AllocationSite> allocationSites; // launch-allocations: most blocks per call first
     std::vector<CycleShapeCount> cycleShapes;    // launch-cyclic-garbage
     std::vector<KeptType> keptTypes;             // the retained checks: most per call first
@@ -117,8 +117,8 @@ struct CheckResult {
     std::optional<std::int64_t> amount; // the figure compared with the reference (bytes pinned)
 };
 
-// What happened to one sentinel (docs/definitions.md, "Verdicts"): freed-by-refcount, freed-by-gc-only or
-// never-freed.
+// What happened to one sentinel (docs/definitions.md, "Verdicts"): freed-by-refcount, freed-by-gc-only
+// or never-freed.
 struct SentinelVerdict {
     std::string label; // where it was placed: "kernel(options)@depth2"
     std::string kind;  // payload kind: host, device, torch
@@ -142,8 +142,8 @@ enum class Role { kTarget, kReference };
 LEAKGATE_API const char* toString(Role role);
 
 struct WorkloadResult {
-    std::string workload;               // "scan", "decorate", ...
-    std::string subject;                // the script or target it ran on
+    std::string workload; // "scan", "decorate", ...
+    std::string subject;  // the script or target it ran on
     Role role = Role::kTarget;
     std::optional<WorkloadError> error; // set: the result is an `error` result
     std::vector<CheckResult> checks;
@@ -184,8 +184,8 @@ struct BisectCell {
 
 struct BisectRow {
     std::string version;
-    std::optional<std::string> error; // the environment could not be made: an `error` row
-    std::optional<Report> report;     // the gate's report in that environment
+    std::optional<std::string> error;        // the environment could not be made: an `error` row
+    std::optional<Report> report;            // the gate's report in that environment
     std::map<std::string, BisectCell> cells; // check -> its target result
 };
 

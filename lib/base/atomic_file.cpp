@@ -60,7 +60,8 @@ void writeInPlace(const std::string& path, std::string_view content, bool regula
     int flags = O_WRONLY | O_CLOEXEC | O_NOCTTY | (regular ? 0 : O_NONBLOCK);
     int fd = ::open(path.c_str(), flags);
     if (fd < 0) {
-        if (errno == ENXIO) throw EnvironmentError(fmt::format("cannot write {}: a FIFO with no reader", path));
+        if (errno == ENXIO)
+            throw EnvironmentError(fmt::format("cannot write {}: a FIFO with no reader", path));
         fail("open", path, errno);
     }
     if (!regular) {
@@ -136,17 +137,20 @@ void writeOutputFile(const std::string& path, std::string_view content) {
     } else if (S_ISCHR(info.st_mode) || S_ISFIFO(info.st_mode)) {
         writeInPlace(destination, content, false);
     } else {
-        const char* kind = S_ISDIR(info.st_mode) ? "a directory" : S_ISBLK(info.st_mode) ? "a block device"
-                                                                                          : "a socket";
+        const char* kind = S_ISDIR(info.st_mode)   ? "a directory"
+                           : S_ISBLK(info.st_mode) ? "a block device"
+                                                   : "a socket";
         throw EnvironmentError(fmt::format("will not write {}: it is {}", path, kind));
     }
 }
 
 bool sameFile(const std::string& a, const std::string& b) {
-    struct stat first {}, second {};
+    struct stat first {
+    }, second{};
     bool firstExists = ::stat(a.c_str(), &first) == 0;
     bool secondExists = ::stat(b.c_str(), &second) == 0;
-    if (firstExists && secondExists) return first.st_dev == second.st_dev && first.st_ino == second.st_ino;
+    if (firstExists && secondExists)
+        return first.st_dev == second.st_dev && first.st_ino == second.st_ino;
     if (firstExists != secondExists) return false;
     std::error_code error;
     fs::path left = fs::weakly_canonical(fs::absolute(followLinks(a)), error);

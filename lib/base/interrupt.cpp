@@ -18,8 +18,8 @@ namespace {
 // one): leakgate ending on any of them still kills its workers and removes its files. SIGPIPE is
 // ignored instead (installHandlers): a reader that stops early (`leakgate scan ... | head -2`)
 // does not stop the run, whose JSON report may still be wanted.
-constexpr int kSignals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGALRM,
-                            SIGVTALRM, SIGPROF, SIGXCPU, SIGXFSZ};
+constexpr int kSignals[] = {SIGINT,  SIGTERM,   SIGHUP,  SIGQUIT, SIGUSR1, SIGUSR2,
+                            SIGALRM, SIGVTALRM, SIGPROF, SIGXCPU, SIGXFSZ};
 constexpr size_t kSlots = 64; // workers alive at once: one per command, plus pip during bisect
 
 std::atomic<pid_t> g_groups[kSlots];
@@ -28,11 +28,9 @@ std::atomic<bool> g_hasPartialFile{false};
 char g_scratchDirectory[4096];
 std::atomic<bool> g_hasScratchDirectory{false};
 
-
 // Calls visit(name) for each entry of the open directory `dir` that getdents64 returns from its
 // current offset, "." and ".." left out. System calls only: safe in the signal handler.
-template <typename Visit>
-void forEachEntry(int dir, Visit&& visit) {
+template <typename Visit> void forEachEntry(int dir, Visit&& visit) {
     alignas(8) char buffer[4096];
     for (long got; (got = ::syscall(SYS_getdents64, dir, buffer, sizeof(buffer))) > 0;) {
         for (long offset = 0; offset < got;) {

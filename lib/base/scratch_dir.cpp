@@ -30,8 +30,10 @@ RunScratchDirectory::RunScratchDirectory() {
 
 RunScratchDirectory::~RunScratchDirectory() {
     if (path_.empty()) return;
-    if (previousTmpdir_) ::setenv("TMPDIR", previousTmpdir_->c_str(), 1);
-    else ::unsetenv("TMPDIR");
+    if (previousTmpdir_)
+        ::setenv("TMPDIR", previousTmpdir_->c_str(), 1);
+    else
+        ::unsetenv("TMPDIR");
     std::error_code error;
     fs::remove_all(path_, error);
     if (error) log::debug("could not remove the scratch directory {}: {}", path_, error.message());

@@ -10,9 +10,11 @@
 namespace leakgate {
 
 // The candidate `typed` is a prefix of, or the one a few edits away; empty when none is close.
-LEAKGATE_API std::string closestName(const std::string& typed, const std::vector<std::string>& candidates);
+LEAKGATE_API std::string closestName(const std::string& typed,
+                                     const std::vector<std::string>& candidates);
 
 // " (did you mean `NAME`?)", or empty: to append to an error message.
-LEAKGATE_API std::string didYouMean(const std::string& typed, const std::vector<std::string>& candidates);
+LEAKGATE_API std::string didYouMean(const std::string& typed,
+                                    const std::vector<std::string>& candidates);
 
 } // namespace leakgate

@@ -2,22 +2,22 @@
 
 #include "leakgate/errors.h"
 #include "lib/base/interrupt.h"
-#include "lib/base/pipe.h"
 #include "lib/base/log.h"
+#include "lib/base/pipe.h"
 
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <cerrno>
-#include <mutex>
-#include <optional>
 #include <csignal>
 #include <cstring>
 #include <fcntl.h>
 #include <filesystem>
-#include <sys/prctl.h>
+#include <mutex>
+#include <optional>
 #include <poll.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -50,7 +50,8 @@ void keepTail(std::string& text, size_t limit) {
 // A memory file holding `content`, sealed, at offset 0; close-on-exec (the child's dup2 of it is not).
 int memoryFile(const std::string& content) {
     int fd = ::memfd_create("leakgate-input", MFD_CLOEXEC | MFD_ALLOW_SEALING);
-    if (fd < 0) throw EnvironmentError(fmt::format("cannot create a memory file: {}", std::strerror(errno)));
+    if (fd < 0)
+        throw EnvironmentError(fmt::format("cannot create a memory file: {}", std::strerror(errno)));
     std::string_view left = content;
     while (!left.empty()) {
         ssize_t written = ::write(fd, left.data(), left.size());
@@ -223,7 +224,8 @@ ProcessOutcome runProcess(const ProcessSpec& spec) {
     };
     while (!streams.empty()) {
         auto now = std::chrono::steady_clock::now();
-        if (!doneAt && (reaped || (result && !resultOpen() && !outcome.resultText.empty()))) doneAt = now;
+        if (!doneAt && (reaped || (result && !resultOpen() && !outcome.resultText.empty())))
+            doneAt = now;
         if (doneAt && now - *doneAt >= spec.grace) {
             outcome.lingered = true;
             break;

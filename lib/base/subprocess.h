@@ -20,9 +20,9 @@ inline constexpr int kInputFd = 4;
 struct ProcessSpec {
     std::vector<std::string> argv; // argv[0] is the path executed
     std::chrono::milliseconds timeout{600'000};
-    bool resultPipe = false;    // give the child kResultFd
+    bool resultPipe = false;          // give the child kResultFd
     std::optional<std::string> input; // give the child these bytes on kInputFd
-    bool forwardOutput = false; // echo the child's stdout and stderr to our stderr
+    bool forwardOutput = false;       // echo the child's stdout and stderr to our stderr
     // How long the pipes may stay open once the child is done (see ProcessOutcome::lingered).
     std::chrono::milliseconds grace{5'000};
 };

@@ -34,7 +34,8 @@ void runTasks(const std::vector<Task>& tasks, int jobs) {
             changed.wait(held, [&] {
                 if (failure) return true;
                 task = nextReady();
-                bool anyWaiting = std::find(states.begin(), states.end(), State::kWaiting) != states.end();
+                bool anyWaiting =
+                    std::find(states.begin(), states.end(), State::kWaiting) != states.end();
                 // Nothing to start now, but a running task may free a waiting one.
                 return task < tasks.size() || !anyWaiting;
             });

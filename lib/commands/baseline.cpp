@@ -37,7 +37,8 @@ std::optional<std::int64_t> baselineAmount(const nlohmann::json& check) {
     auto amount = check.find("amount");
     if (amount == check.end() || !amount->is_number_integer()) return std::nullopt;
     if (amount->is_number_unsigned() &&
-        amount->get<std::uint64_t>() > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()))
+        amount->get<std::uint64_t>() >
+            static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()))
         return std::nullopt;
     return amount->get<std::int64_t>();
 }
@@ -52,7 +53,8 @@ void checkReadable(const std::string& path, const char* what) {
     if (!fs::is_regular_file(path, error))
         throw UsageError(fmt::format("the {} {} is not a regular file", what, path));
     if (fs::file_size(path, error) > kMaxConfigurationBytes)
-        throw UsageError(fmt::format("the {} {} is larger than {} MiB", what, path, kMaxConfigurationBytes >> 20));
+        throw UsageError(
+            fmt::format("the {} {} is larger than {} MiB", what, path, kMaxConfigurationBytes >> 20));
 }
 
 } // namespace
@@ -91,7 +93,8 @@ Budgets parseBudgets(const std::string& text, const std::string& name, bool anyC
         if (equals == std::string::npos || check.empty()) {
             throw UsageError(fmt::format("{}:{}: expected `check = amount`", name, number));
         }
-        if (!anyCheck && std::find(gateChecks().begin(), gateChecks().end(), check) == gateChecks().end()) {
+        if (!anyCheck &&
+            std::find(gateChecks().begin(), gateChecks().end(), check) == gateChecks().end()) {
             throw UsageError(fmt::format("{}:{}: unknown check `{}`", name, number, check));
         }
         std::optional<std::int64_t> amount = parseAmount(trim(line.substr(equals + 1)));
@@ -139,35 +142,40 @@ nlohmann::json parseBaseline(const std::string& text, const std::string& name) {
     for (size_t i = 0; i < checks.size(); ++i) {
         const nlohmann::json& check = checks[i];
         if (!check.is_object() || !check.contains("name") || !check["name"].is_string())
-            throw UsageError(fmt::format("the baseline {}: checks[{}] is not a check with a name", name, i));
+            throw UsageError(
+                fmt::format("the baseline {}: checks[{}] is not a check with a name", name, i));
         if (check.contains("amount") && !check["amount"].is_null() && !baselineAmount(check))
-            throw UsageError(fmt::format("the baseline {}: checks[{}] (`{}`) has an amount that is not a "
-                                         "whole number between -2^63 and 2^63-1",
-                                         name, i, check["name"].get<std::string>()));
+            throw UsageError(
+                fmt::format("the baseline {}: checks[{}] (`{}`) has an amount that is not a "
+                            "whole number between -2^63 and 2^63-1",
+                            name, i, check["name"].get<std::string>()));
     }
     return baseline;
 }
 
-void checkBaselineSentinels(const nlohmann::json& baseline, const std::string& name, std::int64_t hostBytes,
-                            std::int64_t deviceBytes) {
+void checkBaselineSentinels(const nlohmann::json& baseline, const std::string& name,
+                            std::int64_t hostBytes, std::int64_t deviceBytes) {
     // The sizes the baseline's sentinels had, by payload: host, and device (a torch tensor beside
     // each device sentinel has its size).
     std::optional<std::int64_t> baselineHost, baselineDevice;
     auto results = baseline.find("results");
     if (results != baseline.end() && results->is_array()) {
         for (const nlohmann::json& result : *results) {
-            if (!result.is_object() || !result.contains("sentinels") || !result["sentinels"].is_array()) continue;
+            if (!result.is_object() || !result.contains("sentinels") || !result["sentinels"].is_array())
+                continue;
             for (const nlohmann::json& sentinel : result["sentinels"]) {
-                if (!sentinel.is_object() || !sentinel.contains("kind") || !sentinel["kind"].is_string() ||
-                    !sentinel.contains("bytes") || !sentinel["bytes"].is_number_integer())
+                if (!sentinel.is_object() || !sentinel.contains("kind") ||
+                    !sentinel["kind"].is_string() || !sentinel.contains("bytes") ||
+                    !sentinel["bytes"].is_number_integer())
                     continue;
                 const std::string kind = sentinel["kind"];
                 const auto bytes = sentinel["bytes"].get<std::int64_t>();
                 std::optional<std::int64_t>& size = kind == "host" ? baselineHost : baselineDevice;
                 if (size && *size != bytes) {
-                    throw UsageError(fmt::format("the baseline {}: its {} sentinels have two sizes ({} and {} "
-                                                 "bytes): not a run of `leakgate gate`",
-                                                 name, kind == "host" ? "host" : "device", *size, bytes));
+                    throw UsageError(
+                        fmt::format("the baseline {}: its {} sentinels have two sizes ({} and {} "
+                                    "bytes): not a run of `leakgate gate`",
+                                    name, kind == "host" ? "host" : "device", *size, bytes));
                 }
                 size = bytes;
             }
@@ -176,13 +184,15 @@ void checkBaselineSentinels(const nlohmann::json& baseline, const std::string& n
     if (baselineHost && *baselineHost != hostBytes) {
         throw UsageError(fmt::format(
             "the baseline {} was made with host sentinels of {}, this run's are {}: the pinned bytes of "
-            "the sentinels, frame-cycle and retained-frame checks do not compare (run with --sentinel-mib "
+            "the sentinels, frame-cycle and retained-frame checks do not compare (run with "
+            "--sentinel-mib "
             "{}, or make the baseline again)",
             name, humanBytes(*baselineHost), humanBytes(hostBytes), *baselineHost >> 20));
     }
     if (baselineDevice && *baselineDevice != deviceBytes) {
         throw UsageError(fmt::format(
-            "the baseline {} was made with device sentinels of {}, this run's are {}: the pinned bytes do "
+            "the baseline {} was made with device sentinels of {}, this run's are {}: the pinned bytes "
+            "do "
             "not compare (run with --device-sentinel-mib {}, or make the baseline again)",
             name, humanBytes(*baselineDevice), humanBytes(deviceBytes), *baselineDevice >> 20));
     }
@@ -196,9 +206,10 @@ void checkBaselineSentinels(const nlohmann::json& baseline, const std::string& n
         const CheckDef* row = findCheck(checkName);
         const bool countsSentinels = row ? row->countsSentinels : checkName.ends_with("-sentinels");
         if (countsSentinels && baselineAmount(check)) {
-            throw UsageError(fmt::format("the baseline {} has a figure for `{}` but records no sentinel: the size "
-                                         "its pinned bytes were counted with is unknown",
-                                         name, checkName));
+            throw UsageError(
+                fmt::format("the baseline {} has a figure for `{}` but records no sentinel: the size "
+                            "its pinned bytes were counted with is unknown",
+                            name, checkName));
         }
     }
 }

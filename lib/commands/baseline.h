@@ -40,8 +40,8 @@ nlohmann::json parseBaseline(const std::string& text, const std::string& name);
 // count sentinel payloads, so they compare only between runs whose sentinels had the same size.
 // Throws UsageError when the baseline's recorded sentinels (its results' `sentinels`) had another
 // size, or when it has figures for those checks but records no sentinel to tell the size by.
-void checkBaselineSentinels(const nlohmann::json& baseline, const std::string& name, std::int64_t hostBytes,
-                            std::int64_t deviceBytes);
+void checkBaselineSentinels(const nlohmann::json& baseline, const std::string& name,
+                            std::int64_t hostBytes, std::int64_t deviceBytes);
 
 void applyBaseline(Report& report, const nlohmann::json& baseline, const Budgets& budgets);
 

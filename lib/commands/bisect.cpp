@@ -1,12 +1,12 @@
 #include "lib/commands/bisect.h"
 
+#include "leakgate/errors.h"
+#include "lib/base/log.h"
+#include "lib/base/task_pool.h"
 #include "lib/commands/builtin_targets.h"
 #include "lib/commands/cache.h"
 #include "lib/commands/environments.h"
 #include "lib/commands/versions.h"
-#include "leakgate/errors.h"
-#include "lib/base/log.h"
-#include "lib/base/task_pool.h"
 #include "lib/python/environment.h"
 #include "lib/report/checks.h"
 
@@ -34,7 +34,8 @@ std::string packageOf(const BisectOptions& options, const std::string& target) {
 // The releases to gate, oldest first: an explicit --versions list as given (ordered), a
 // specifier set (--versions ">=4.6,<4.8", or --from/--to) matched against the index's releases.
 VersionSelection releasesToGate(const BisectOptions& options) {
-    const auto specifierParts = std::count_if(options.versions.begin(), options.versions.end(), isSpecifier);
+    const auto specifierParts =
+        std::count_if(options.versions.begin(), options.versions.end(), isSpecifier);
     if (!options.versions.empty() && specifierParts == 0) {
         VersionSelection selection = selectVersions(options.versions, std::nullopt, /*pre=*/true);
         if (!selection.invalid.empty()) {
@@ -59,7 +60,8 @@ VersionSelection releasesToGate(const BisectOptions& options) {
         throw UsageError("bisect needs --versions A,B,... or a specifier set (--versions '>=4.6,<4.8') "
                          "or --from A --to B");
     }
-    VersionSelection selection = selectVersions(listReleases(options.package, options.pre), specifier, options.pre);
+    VersionSelection selection =
+        selectVersions(listReleases(options.package, options.pre), specifier, options.pre);
     if (selection.selected.empty()) {
         throw UsageError(fmt::format("no release of {} matches {}{}", options.package, specifier,
                                      options.pre ? "" : " (pre-releases need --pre)"));
@@ -75,7 +77,8 @@ std::string containerOf(const std::string& route) {
     size_t from = 0;
     if (route.starts_with("sys.modules['")) {
         from = route.find("']") + 2;
-    } else if (size_t space = route.find(' '); space != std::string::npos && route.compare(space, 2, " `") == 0) {
+    } else if (size_t space = route.find(' ');
+               space != std::string::npos && route.compare(space, 2, " `") == 0) {
         from = route.find('`', space + 2) + 1; // module `m`, function `f`: through the name
     }
     return route.substr(0, route.find_first_of("[ ", from));
@@ -158,7 +161,8 @@ BisectReport runBisect(const BisectOptions& requested) {
     options.package = packageOf(options, target);
     if (!options.pythonVersion.empty() && options.pythonVersion != python::embeddedPythonVersion()) {
         throw UsageError(fmt::format(
-            "bisect --python {0}: this build embeds Python {1}, and one build gates one Python; build one "
+            "bisect --python {0}: this build embeds Python {1}, and one build gates one Python; build "
+            "one "
             "for {0} (scripts/build.sh $(pyenv root)/versions/{0}.N/bin/python3 build-{0}) and run "
             "build-{0}/leakgate bisect",
             options.pythonVersion, python::embeddedPythonVersion()));
@@ -167,9 +171,10 @@ BisectReport runBisect(const BisectOptions& requested) {
         // Given to pip or uv as a requirement: never as one of their options.
         if (requirement.empty() || requirement.front() == '-' ||
             requirement.find_first_not_of(" \t") == std::string::npos)
-            throw UsageError(fmt::format("bisect --with {:?}: give a requirement (numpy<2.5, setuptools), "
-                                         "not an option or nothing",
-                                         requirement));
+            throw UsageError(
+                fmt::format("bisect --with {:?}: give a requirement (numpy<2.5, setuptools), "
+                            "not an option or nothing",
+                            requirement));
     }
     const Installer installer = chooseInstaller(options.installer);
     const VersionSelection releases = releasesToGate(options);
@@ -183,10 +188,12 @@ BisectReport runBisect(const BisectOptions& requested) {
     report.versionOrder = releases.implementation;
     std::vector<std::string> versions;
     for (size_t i = 0; i < releases.selected.size(); ++i) // --shard I/N: every N-th, from the I-th
-        if (static_cast<int>(i % options.shards) == options.shard - 1) versions.push_back(releases.selected[i]);
+        if (static_cast<int>(i % options.shards) == options.shard - 1)
+            versions.push_back(releases.selected[i]);
     report.rows.resize(versions.size());
-    if (versions.empty()) log::info("bisect: shard {}/{} holds none of the {} releases", options.shard,
-                                    options.shards, releases.selected.size());
+    if (versions.empty())
+        log::info("bisect: shard {}/{} holds none of the {} releases", options.shard, options.shards,
+                  releases.selected.size());
 
     // Each release in its own venv and its own gate workers: independent processes, so -j N runs
     // N of them at once (the measurements are per process). A usage error stops every job.
@@ -199,8 +206,9 @@ BisectReport runBisect(const BisectOptions& requested) {
             try {
                 GateOptions gate = options.gate;
                 gate.target = report.target;
-                gate.python = ensureReleaseEnvironment({options.package, options.extras, row.version, options.with},
-                                                       options.installTimeout, installer);
+                gate.python = ensureReleaseEnvironment(
+                    {options.package, options.extras, row.version, options.with}, options.installTimeout,
+                    installer);
                 row.report = runGate(gate);
                 for (const auto& result : row.report->results) {
                     if (result.role != Role::kTarget) continue;

@@ -4,8 +4,8 @@
 
 #include "leakgate/api.h"
 
-#include "lib/commands/gate.h"
 #include "leakgate/report.h"
+#include "lib/commands/gate.h"
 
 #include <map>
 #include <optional>

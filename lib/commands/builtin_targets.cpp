@@ -20,7 +20,9 @@ constexpr BuiltinTarget kBuiltinTargets[] = {
 
 } // namespace
 
-std::span<const BuiltinTarget> builtinTargets() { return kBuiltinTargets; }
+std::span<const BuiltinTarget> builtinTargets() {
+    return kBuiltinTargets;
+}
 
 const BuiltinTarget* findBuiltinTarget(std::string_view name) {
     for (const BuiltinTarget& target : kBuiltinTargets) {

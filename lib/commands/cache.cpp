@@ -29,7 +29,7 @@ struct DiskUse {
 using SeenFiles = std::set<std::pair<dev_t, ino_t>>;
 
 void addFile(const fs::path& file, DiskUse& use, SeenFiles& seen) {
-    struct stat info{};
+    struct stat info {};
     if (::lstat(file.c_str(), &info) != 0 || !S_ISREG(info.st_mode)) return;
     const auto bytes = static_cast<std::uintmax_t>(info.st_size);
     use.bytes += bytes;
@@ -44,7 +44,8 @@ DiskUse diskUse(const fs::path& path, SeenFiles& seen) {
         addFile(path, use, seen);
         return use;
     }
-    for (auto it = fs::recursive_directory_iterator(path, fs::directory_options::skip_permission_denied, error);
+    for (auto it = fs::recursive_directory_iterator(path, fs::directory_options::skip_permission_denied,
+                                                    error);
          !error && it != fs::recursive_directory_iterator(); it.increment(error)) {
         std::error_code ignored;
         if (it->is_regular_file(ignored) && !it->is_symlink(ignored)) addFile(it->path(), use, seen);
@@ -75,7 +76,8 @@ fs::file_time_type newestWrite(const fs::path& path) {
 bool unusedFor(fs::file_time_type time, std::optional<double> days) {
     if (!days) return true;
     return fs::file_time_type::clock::now() - time >
-           std::chrono::duration_cast<fs::file_time_type::duration>(std::chrono::duration<double>(*days * 86400));
+           std::chrono::duration_cast<fs::file_time_type::duration>(
+               std::chrono::duration<double>(*days * 86400));
 }
 
 } // namespace
@@ -98,7 +100,8 @@ CacheContents readCache() {
         venv.linkedBytes = use.linked;
         venv.ready = fs::exists(entry.path() / kReadyMarker);
         std::error_code ignored;
-        venv.lastUsed = fs::last_write_time(venv.ready ? entry.path() / kReadyMarker : entry.path(), ignored);
+        venv.lastUsed =
+            fs::last_write_time(venv.ready ? entry.path() / kReadyMarker : entry.path(), ignored);
         contents.venvs.push_back(std::move(venv));
     }
     std::sort(contents.venvs.begin(), contents.venvs.end(),
@@ -111,7 +114,8 @@ CacheContents readCache() {
         contents.environmentBytes += measured(entry.path()).bytes;
         ++contents.environmentFiles;
     }
-    if (fs::is_directory(contents.dir / "uv", error)) contents.uvBytes = measured(contents.dir / "uv").bytes;
+    if (fs::is_directory(contents.dir / "uv", error))
+        contents.uvBytes = measured(contents.dir / "uv").bytes;
     for (const auto& entry : fs::directory_iterator(contents.dir, error)) {
         const std::string name = entry.path().filename().string();
         if (name != "venvs" && name != "wheels" && name != "environments" && name != "uv")
@@ -128,7 +132,8 @@ PruneOutcome pruneCache(const PruneOptions& options) {
         std::error_code error;
         const std::uintmax_t freed = freedByRemoving(contents.dir / "venvs" / venv.name);
         fs::remove_all(contents.dir / "venvs" / venv.name, error);
-        if (error) throw EnvironmentError(fmt::format("cannot remove {}: {}", venv.name, error.message()));
+        if (error)
+            throw EnvironmentError(fmt::format("cannot remove {}: {}", venv.name, error.message()));
         outcome.removed.push_back("venvs/" + venv.name);
         outcome.freedBytes += freed;
     }
@@ -159,7 +164,8 @@ PruneOutcome pruneCache(const PruneOptions& options) {
     if (fs::is_directory(uv, error) && unusedFor(newestWrite(uv), options.olderThanDays)) {
         const std::uintmax_t freed = freedByRemoving(uv);
         fs::remove_all(uv, error);
-        if (error) throw EnvironmentError(fmt::format("cannot remove {}: {}", uv.string(), error.message()));
+        if (error)
+            throw EnvironmentError(fmt::format("cannot remove {}: {}", uv.string(), error.message()));
         outcome.removed.push_back("uv");
         outcome.freedBytes += freed;
     }
@@ -176,7 +182,8 @@ std::string bytesText(std::uintmax_t bytes) {
 
 // "3 days ago", from a file time.
 std::string ageOf(fs::file_time_type time) {
-    const auto age = std::chrono::duration_cast<std::chrono::hours>(fs::file_time_type::clock::now() - time);
+    const auto age =
+        std::chrono::duration_cast<std::chrono::hours>(fs::file_time_type::clock::now() - time);
     if (age.count() < 1) return "within the hour";
     if (age.count() < 48) return fmt::format("{} hours ago", age.count());
     return fmt::format("{} days ago", age.count() / 24);
@@ -198,13 +205,15 @@ std::string formatCacheList(const CacheContents& contents) {
                            venv.ready ? ageOf(venv.lastUsed) : "half-made (an interrupted run)");
     }
     if (contents.venvs.empty()) out += "(no venvs)\n";
-    out += fmt::format("\nwheelhouse: {} files, {}\n", contents.wheelFiles, bytesText(contents.wheelBytes));
+    out +=
+        fmt::format("\nwheelhouse: {} files, {}\n", contents.wheelFiles, bytesText(contents.wheelBytes));
     if (contents.uvBytes) out += fmt::format("uv's cache: {}\n", bytesText(contents.uvBytes));
     if (contents.environmentFiles)
         out += fmt::format("interpreter environments: {} files, {}\n", contents.environmentFiles,
                            bytesText(contents.environmentBytes));
     if (contents.otherBytes) out += fmt::format("other files: {}\n", bytesText(contents.otherBytes));
-    out += fmt::format("total: {} on disk (a file of several links counted once)\n", bytesText(contents.totalBytes()));
+    out += fmt::format("total: {} on disk (a file of several links counted once)\n",
+                       bytesText(contents.totalBytes()));
     return out;
 }
 
@@ -223,11 +232,12 @@ std::string cacheSummaryLine(const CacheContents& contents) {
         venvBytes += venv.bytes;
         linkedBytes += venv.linkedBytes;
     }
-    return fmt::format("cache: {} on disk in {} ({} venvs, {}, {} of it hard links; wheelhouse {}; uv's cache {}); "
-                       "`leakgate cache prune` removes them",
-                       bytesText(contents.totalBytes()), contents.dir.string(), contents.venvs.size(),
-                       bytesText(venvBytes), bytesText(linkedBytes), bytesText(contents.wheelBytes),
-                       bytesText(contents.uvBytes));
+    return fmt::format(
+        "cache: {} on disk in {} ({} venvs, {}, {} of it hard links; wheelhouse {}; uv's cache {}); "
+        "`leakgate cache prune` removes them",
+        bytesText(contents.totalBytes()), contents.dir.string(), contents.venvs.size(),
+        bytesText(venvBytes), bytesText(linkedBytes), bytesText(contents.wheelBytes),
+        bytesText(contents.uvBytes));
 }
 
 } // namespace leakgate

@@ -17,7 +17,7 @@ struct CachedVenv {
     std::string name; // nvidia-cutlass-dsl-4.6.1-py3.11
     std::uintmax_t bytes = 0;
     std::uintmax_t linkedBytes = 0; // of its files with another hard link (uv's cache, another venv)
-    bool ready = false; // false: a half-made venv of an interrupted run
+    bool ready = false;             // false: a half-made venv of an interrupted run
     std::filesystem::file_time_type lastUsed; // the last bisect that used it (or its making)
 };
 struct CacheContents {
@@ -27,8 +27,8 @@ struct CacheContents {
     std::size_t wheelFiles = 0;
     std::size_t environmentFiles = 0; // interpreters' environments (pythonEnvironment)
     std::uintmax_t environmentBytes = 0;
-    std::uintmax_t uvBytes = 0;       // uv's cache (uv/), where the venvs' hard links point
-    std::uintmax_t otherBytes = 0; // the tests' tools and anything else under dir
+    std::uintmax_t uvBytes = 0;     // uv's cache (uv/), where the venvs' hard links point
+    std::uintmax_t otherBytes = 0;  // the tests' tools and anything else under dir
     std::uintmax_t uniqueBytes = 0; // the disk all of it takes: a file of several links once
     std::uintmax_t totalBytes() const { return uniqueBytes; }
 };

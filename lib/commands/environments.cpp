@@ -3,8 +3,8 @@
 #include "leakgate/errors.h"
 #include "lib/base/atomic_file.h"
 #include "lib/base/log.h"
-#include "lib/python/environment.h"
 #include "lib/base/subprocess.h"
+#include "lib/python/environment.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -54,9 +54,11 @@ bool succeeded(const worker::ProcessOutcome& outcome) {
 // 9 s and 26 MiB each here (ensurepip), the difference between a bisect's venvs and its checks.
 bool pipInstallsElsewhere() {
     static const bool supported = [] {
-        auto version = run({python::buildPythonExecutable(), "-m", "pip", "--version"}, std::chrono::seconds(60));
+        auto version =
+            run({python::buildPythonExecutable(), "-m", "pip", "--version"}, std::chrono::seconds(60));
         std::smatch match;
-        if (!succeeded(version) || !std::regex_search(version.stdoutText, match, std::regex("^pip (\\d+)\\.(\\d+)")))
+        if (!succeeded(version) ||
+            !std::regex_search(version.stdoutText, match, std::regex("^pip (\\d+)\\.(\\d+)")))
             return false;
         const int major = std::stoi(match[1]), minor = std::stoi(match[2]);
         return major > 22 || (major == 22 && minor >= 3);
@@ -68,8 +70,8 @@ bool pipInstallsElsewhere() {
 std::vector<std::string> pip(const std::string& python, std::vector<std::string> args) {
     std::vector<std::string> argv{python, "-m", "pip", "--disable-pip-version-check", "--no-input"};
     if (python != python::buildPythonExecutable() && pipInstallsElsewhere()) {
-        argv = {python::buildPythonExecutable(), "-m", "pip", "--python", python, "--disable-pip-version-check",
-                "--no-input"};
+        argv = {python::buildPythonExecutable(), "-m",        "pip", "--python", python,
+                "--disable-pip-version-check",   "--no-input"};
     }
     argv.insert(argv.end(), args.begin(), args.end());
     return argv;
@@ -110,7 +112,8 @@ python::Environment pythonEnvironment(const std::string& executable) {
     python::Environment env = python::queryEnvironment(executable);
     try {
         fs::create_directories(file.parent_path());
-        nlohmann::json kept = {{"launch", launch}, {"path", python::pathFingerprint(env)}, {"environment", env}};
+        nlohmann::json kept = {
+            {"launch", launch}, {"path", python::pathFingerprint(env)}, {"environment", env}};
         writeOutputFile(file.string(), kept.dump(1) + "\n");
     } catch (const std::exception& error) {
         log::debug("environment cache {} not written: {}", file.string(), error.what());
@@ -124,23 +127,37 @@ namespace {
 std::optional<std::string> uvVersion(const std::string& executable) {
     auto version = run({executable, "--version"}, std::chrono::seconds(60));
     std::smatch match;
-    if (!succeeded(version) || !std::regex_search(version.stdoutText, match, std::regex("^uv [0-9][^ \\n]*")))
+    if (!succeeded(version) ||
+        !std::regex_search(version.stdoutText, match, std::regex("^uv [0-9][^ \\n]*")))
         return std::nullopt;
     return match.str(0);
 }
 
 // The offline install of `requirement` into `venvPython` from the wheelhouse.
 std::vector<std::string> installCommand(const Installer& installer, const std::string& venvPython,
-                                        const fs::path& wheels, const std::vector<std::string>& requirements) {
+                                        const fs::path& wheels,
+                                        const std::vector<std::string>& requirements) {
     std::vector<std::string> command;
     if (installer.kind == Installer::Kind::kPip) {
         command = pip(venvPython, {"install", "--no-index", "--find-links", wheels.string()});
     } else {
         // No configuration file of the user's or of the working directory's project, no index, no
         // network; files hard-linked from uv's cache in leakgate's (the same filesystem as the venvs).
-        command = {installer.uv,     "pip",         "install", "--quiet",           "--no-config",
-                   "--offline",      "--no-index",  "--find-links", wheels.string(), "--cache-dir",
-                   (cacheDir() / "uv").string(), "--link-mode", "hardlink", "--python", venvPython};
+        command = {installer.uv,
+                   "pip",
+                   "install",
+                   "--quiet",
+                   "--no-config",
+                   "--offline",
+                   "--no-index",
+                   "--find-links",
+                   wheels.string(),
+                   "--cache-dir",
+                   (cacheDir() / "uv").string(),
+                   "--link-mode",
+                   "hardlink",
+                   "--python",
+                   venvPython};
     }
     command.insert(command.end(), requirements.begin(), requirements.end());
     return command;
@@ -188,10 +205,13 @@ Installer chooseInstaller(const std::string& name) {
     if (!executable.empty()) version = uvVersion(executable);
     if (version) return {Installer::Kind::kUv, executable, *version};
     if (name == "uv" || (named && *named)) {
-        throw UsageError(fmt::format(
-            "--installer {}: {}; install it (pip install uv) and put it on PATH or name it in LEAKGATE_UV, "
-            "or use --installer pip",
-            name, named && *named ? fmt::format("LEAKGATE_UV={} does not run as uv", named) : "no uv on PATH"));
+        throw UsageError(fmt::format("--installer {}: {}; install it (pip install uv) and put it on "
+                                     "PATH or name it in LEAKGATE_UV, "
+                                     "or use --installer pip",
+                                     name,
+                                     named && *named
+                                         ? fmt::format("LEAKGATE_UV={} does not run as uv", named)
+                                         : "no uv on PATH"));
     }
     return {};
 }
@@ -204,10 +224,12 @@ std::string requirementOf(const Release& release) {
 std::string ensureReleaseEnvironment(const Release& release, std::chrono::seconds timeout,
                                      const Installer& installer) {
     const std::string pythonVersion = python::embeddedPythonVersion();
-    const std::string extras = release.extras.empty() ? "" : fmt::format("+{}", fmt::join(release.extras, "+"));
+    const std::string extras =
+        release.extras.empty() ? "" : fmt::format("+{}", fmt::join(release.extras, "+"));
     const std::string with = release.with.empty() ? "" : "-with-" + digestOf(release.with);
-    const fs::path venv = cacheDir() / "venvs" / fmt::format("{}-{}{}{}-py{}", release.package, release.version,
-                                                             extras, with, pythonVersion);
+    const fs::path venv =
+        cacheDir() / "venvs" /
+        fmt::format("{}-{}{}{}-py{}", release.package, release.version, extras, with, pythonVersion);
     const fs::path wheels = cacheDir() / "wheels";
     const std::string venvPython = (venv / "bin" / "python").string();
     if (fs::exists(venv / kReadyMarker)) {
@@ -216,8 +238,9 @@ std::string ensureReleaseEnvironment(const Release& release, std::chrono::second
         return venvPython;
     }
     log::info("making the environment for {}{} (Python {}) in {} with {}", requirementOf(release),
-              release.with.empty() ? "" : fmt::format(" and {}", fmt::join(release.with, ", ")), pythonVersion,
-              venv.string(), installer.kind == Installer::Kind::kUv ? installer.version : "pip");
+              release.with.empty() ? "" : fmt::format(" and {}", fmt::join(release.with, ", ")),
+              pythonVersion, venv.string(),
+              installer.kind == Installer::Kind::kUv ? installer.version : "pip");
     fs::remove_all(venv); // a half-made venv from an interrupted run
     fs::create_directories(wheels);
     // A venv that could not be made whole is removed: a release that cannot be installed leaves
@@ -239,7 +262,8 @@ std::string ensureReleaseEnvironment(const Release& release, std::chrono::second
     std::vector<std::string> requirements{requirement};
     requirements.insert(requirements.end(), release.with.begin(), release.with.end());
     const std::string described =
-        release.with.empty() ? requirement : fmt::format("{} with {}", requirement, fmt::join(release.with, ", "));
+        release.with.empty() ? requirement
+                             : fmt::format("{} with {}", requirement, fmt::join(release.with, ", "));
     // Wheels are kept in the cache's wheelhouse (PyPI's responses here are not cacheable by
     // pip's own cache): install from it, and download into it only what is missing.
     const std::vector<std::string> offline = installCommand(installer, venvPython, wheels, requirements);
@@ -257,7 +281,8 @@ std::string ensureReleaseEnvironment(const Release& release, std::chrono::second
         auto downloaded = run(pip(venvPython, download), timeout);
         std::error_code ignored;
         for (const auto& entry : fs::directory_iterator(staging, ignored)) {
-            if (!fs::exists(wheels / entry.path().filename())) fs::rename(entry.path(), wheels / entry.path().filename(), ignored);
+            if (!fs::exists(wheels / entry.path().filename()))
+                fs::rename(entry.path(), wheels / entry.path().filename(), ignored);
         }
         fs::remove_all(staging, ignored);
         if (!succeeded(downloaded)) {

@@ -51,9 +51,9 @@ struct Installer {
 Installer chooseInstaller(const std::string& name);
 
 // The interpreter of a venv holding the release, made if missing (its venv's name carries the
-// extras and a digest of the `with` requirements: nvidia-cutlass-dsl-4.6.1+cu13-with-1f0c3a9e-py3.11). Missing wheels are downloaded by pip into the
-// wheelhouse, then the installer installs offline from it. Throws EnvironmentError (with the
-// tail of the installer's output) when it cannot be made.
+// extras and a digest of the `with` requirements: nvidia-cutlass-dsl-4.6.1+cu13-with-1f0c3a9e-py3.11).
+// Missing wheels are downloaded by pip into the wheelhouse, then the installer installs offline from it.
+// Throws EnvironmentError (with the tail of the installer's output) when it cannot be made.
 std::string ensureReleaseEnvironment(const Release& release, std::chrono::seconds timeout,
                                      const Installer& installer = {});
 

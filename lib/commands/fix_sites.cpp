@@ -22,7 +22,7 @@ std::string holdingAttribute(const Finding& finding) {
 std::string closingLocal(const Finding& finding) {
     if (finding.kind != "frame-cycle" || finding.path.empty() || finding.frames.empty()) return {};
     return finding.path.front().kind == "local" && !finding.locals.empty() ? finding.locals.front()
-                                                                          : std::string();
+                                                                           : std::string();
 }
 
 bool sameFile(const std::string& a, const std::string& b) {
@@ -40,14 +40,16 @@ std::string fileName(const std::string& path) {
 }
 
 // The lint finding of the statement that binds `local` in the culprit's function.
-const Finding* bindingOf(const Finding& finding, const std::string& local, const std::vector<Finding>& lint) {
+const Finding* bindingOf(const Finding& finding, const std::string& local,
+                         const std::vector<Finding>& lint) {
     const FrameInfo& culprit = finding.frames.front();
     for (const Finding& binding : lint) {
         if (binding.kind != "lint:own-frame-local" || binding.frames.empty() || binding.locals.empty() ||
             binding.locals.front() != local)
             continue;
         const FrameInfo& where = binding.frames.front();
-        if (sameFile(where.file, culprit.file) && sameFunction(where.function, culprit.function)) return &binding;
+        if (sameFile(where.file, culprit.file) && sameFunction(where.function, culprit.function))
+            return &binding;
     }
     return nullptr;
 }
@@ -64,7 +66,8 @@ const Finding* storeOf(const std::string& attribute, const std::vector<Finding>&
 
 } // namespace
 
-std::vector<std::string> fixSiteFiles(const std::vector<WorkloadResult*>& results, const std::string& script) {
+std::vector<std::string> fixSiteFiles(const std::vector<WorkloadResult*>& results,
+                                      const std::string& script) {
     std::set<std::string> files;
     bool wanted = false;
     for (const WorkloadResult* result : results) {
@@ -91,32 +94,36 @@ void placeFixSites(WorkloadResult& result, const std::vector<Finding>& lint) {
                 // bytecode); the lint's is the statement that puts the frame or the exception in
                 // it (`errors[name] = exc`, not `errors = {}`): it wins.
                 if (finding.fixSite) {
-                    const std::string scanners = fmt::format("Line {} binds `{}` ({}). ", finding.fixSite->line,
-                                                             local, fileName(finding.fixSite->file));
+                    const std::string scanners =
+                        fmt::format("Line {} binds `{}` ({}). ", finding.fixSite->line, local,
+                                    fileName(finding.fixSite->file));
                     if (finding.fix.starts_with(scanners)) finding.fix.erase(0, scanners.size());
                 }
                 const FrameInfo& where = binding->frames.front();
                 finding.fixSite = where;
-                finding.fix = fmt::format("Line {} binds `{}` ({}). {}", where.line, local, fileName(where.file),
-                                          finding.fix);
+                finding.fix = fmt::format("Line {} binds `{}` ({}). {}", where.line, local,
+                                          fileName(where.file), finding.fix);
             }
-        } else if (std::string attribute = holdingAttribute(finding); !attribute.empty() && !finding.fixSite) {
+        } else if (std::string attribute = holdingAttribute(finding);
+                   !attribute.empty() && !finding.fixSite) {
             if (const Finding* store = storeOf(attribute, lint)) {
                 const FrameInfo& where = store->frames.front();
                 std::string kept = finding.frames.empty() ? "" : finding.frames.front().function;
                 finding.fixSite = where;
-                finding.summary +=
-                    fmt::format("; stored by `{}` ({}:{})", where.function, fileName(where.file), where.line);
+                finding.summary += fmt::format("; stored by `{}` ({}:{})", where.function,
+                                               fileName(where.file), where.line);
                 finding.fix = fmt::format(
                     "The store is `{}` in `{}` ({}:{}): fix it there{}. {}", store->locals.front(),
                     where.function, fileName(where.file), where.line,
-                    kept.empty() ? "" : fmt::format(", not in `{}`, whose frame it keeps", kept), finding.fix);
+                    kept.empty() ? "" : fmt::format(", not in `{}`, whose frame it keeps", kept),
+                    finding.fix);
             }
         }
     }
 }
 
-void lintFixSites(const std::vector<WorkloadResult*>& results, const std::string& script, LintOptions lint) {
+void lintFixSites(const std::vector<WorkloadResult*>& results, const std::string& script,
+                  LintOptions lint) {
     lint.paths = fixSiteFiles(results, script);
     if (lint.paths.empty()) return;
     lint.forwardOutput = false;

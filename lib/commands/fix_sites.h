@@ -15,7 +15,8 @@ namespace leakgate {
 
 // The Python files the lint must read to place `results`' findings (their frames' files, and
 // `script` when given); empty when no finding is of a kind a fix site is found for.
-std::vector<std::string> fixSiteFiles(const std::vector<WorkloadResult*>& results, const std::string& script);
+std::vector<std::string> fixSiteFiles(const std::vector<WorkloadResult*>& results,
+                                      const std::string& script);
 
 // Gives the frame-cycle and retained-frame findings of `result` their fix site, from `lint`'s
 // findings: `fixSite`, the line in the fix text, and for a store "; stored by `f` (file:line)"
@@ -24,6 +25,7 @@ void placeFixSites(WorkloadResult& result, const std::vector<Finding>& lint);
 
 // Lints the files `results`' findings need (fixSiteFiles) with `lint`'s interpreter and timeout,
 // unreported, and places their fix sites. Best effort: a lint that cannot run changes nothing.
-void lintFixSites(const std::vector<WorkloadResult*>& results, const std::string& script, LintOptions lint);
+void lintFixSites(const std::vector<WorkloadResult*>& results, const std::string& script,
+                  LintOptions lint);
 
 } // namespace leakgate

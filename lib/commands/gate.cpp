@@ -1,21 +1,21 @@
 #include "lib/commands/gate.h"
 
+#include "leakgate/errors.h"
+#include "lib/base/data_dir.h"
+#include "lib/base/log.h"
+#include "lib/base/task_pool.h"
 #include "lib/commands/baseline.h"
 #include "lib/commands/builtin_targets.h"
 #include "lib/commands/environments.h"
-#include "lib/base/data_dir.h"
-#include "leakgate/errors.h"
 #include "lib/commands/fix_sites.h"
 #include "lib/commands/gate_lint.h"
-#include "lib/workloads/launch_protocol.h"
 #include "lib/commands/lint.h"
-#include "lib/base/log.h"
-#include "lib/base/task_pool.h"
 #include "lib/python/environment.h"
 #include "lib/report/checks.h"
 #include "lib/report/units.h"
 #include "lib/worker/client.h"
 #include "lib/worker/registry.h"
+#include "lib/workloads/launch_protocol.h"
 #include "lib/workloads/workload.h"
 
 #include <fmt/format.h>
@@ -138,8 +138,7 @@ void compareWithReference(WorkloadResult& target, const WorkloadResult* referenc
 
 // One worker's request: the gate's settings, for `workload` on `subject` in `role`.
 worker::WorkerRequest workerRequest(const GateOptions& options, const python::Environment& env,
-                                    const std::string& workload, const TargetRef& subject,
-                                    Role role) {
+                                    const std::string& workload, const TargetRef& subject, Role role) {
     worker::WorkerRequest request;
     workloads::WorkerSpec& spec = request.spec;
     spec.workload = workload;
@@ -166,18 +165,20 @@ worker::WorkerRequest workerRequest(const GateOptions& options, const python::En
 void claimProbeCheckNames(WorkloadResult& result, std::vector<std::string>& taken,
                           const std::string& probe) {
     for (auto& check : result.checks) {
-        bool builtin = std::find(gateChecks().begin(), gateChecks().end(), check.name) != gateChecks().end();
+        bool builtin =
+            std::find(gateChecks().begin(), gateChecks().end(), check.name) != gateChecks().end();
         bool earlier = std::find(taken.begin(), taken.end(), check.name) != taken.end();
         if (builtin || earlier) {
             check.status = Status::kError;
             check.amount.reset();
-            check.reason = fmt::format("the probe plug-in {} names a check `{}`, which {}; rename it",
-                                       probe, check.name,
-                                       builtin ? "is one of the gate's own" : "an earlier --probe decides");
+            check.reason = fmt::format(
+                "the probe plug-in {} names a check `{}`, which {}; rename it", probe, check.name,
+                builtin ? "is one of the gate's own" : "an earlier --probe decides");
         }
     }
     for (const auto& check : result.checks) {
-        if (std::find(taken.begin(), taken.end(), check.name) == taken.end()) taken.push_back(check.name);
+        if (std::find(taken.begin(), taken.end(), check.name) == taken.end())
+            taken.push_back(check.name);
     }
 }
 
@@ -204,12 +205,14 @@ Report runGate(const GateOptions& options) {
     // `probe` in --checks: the plug-ins' workload, which runs whenever --probe is given; alone, it
     // leaves out every built-in check.
     std::vector<std::string> requested = options.checks;
-    const bool onlyProbes = !requested.empty() && std::all_of(requested.begin(), requested.end(),
-                                                              [](const std::string& name) { return name == "probe"; });
+    const bool onlyProbes =
+        !requested.empty() && std::all_of(requested.begin(), requested.end(),
+                                          [](const std::string& name) { return name == "probe"; });
     std::erase(requested, std::string("probe"));
     if (onlyProbes && options.probes.empty())
         throw UsageError("--checks probe: the probe plug-ins' checks, but no --probe was given");
-    std::vector<std::string> selected = onlyProbes ? std::vector<std::string>{} : selectChecks(requested);
+    std::vector<std::string> selected =
+        onlyProbes ? std::vector<std::string>{} : selectChecks(requested);
     for (const std::string& probe : options.probes) {
         if (!fs::is_regular_file(probe))
             throw UsageError(fmt::format("--probe {}: not a file (a Python probe, FILE.py, or a C++ "
@@ -220,7 +223,8 @@ Report runGate(const GateOptions& options) {
     nlohmann::json baseline =
         options.baseline.empty() ? nlohmann::json() : loadBaseline(options.baseline);
     if (!baseline.is_null())
-        checkBaselineSentinels(baseline, options.baseline, options.sentinelBytes, options.deviceSentinelBytes);
+        checkBaselineSentinels(baseline, options.baseline, options.sentinelBytes,
+                               options.deviceSentinelBytes);
     // A plug-in's checks are known only once it ran: with --probe, a budget may name any check.
     Budgets budgets = options.budgets.empty() ? defaultBudgets()
                                               : loadBudgets(options.budgets, !options.probes.empty());
@@ -259,7 +263,8 @@ Report runGate(const GateOptions& options) {
     // Both `import` and `decorate`: one worker per role measures the import, then the
     // decorations, and the target is imported once (the decorate workload imports it first
     // anyway). The import's run is filled by the decorate run's worker; by role, its index.
-    const bool importThenDecorate = wanted(worker::findWorkload("import")) && wanted(worker::findWorkload("decorate"));
+    const bool importThenDecorate =
+        wanted(worker::findWorkload("import")) && wanted(worker::findWorkload("decorate"));
     std::map<Role, size_t> chainedImport;
     auto plan = [&](const worker::WorkloadEntry* entry, Role role, const std::string& probe) {
         const TargetRef* subject = role == Role::kTarget ? &target : &reference;
@@ -272,64 +277,64 @@ Report runGate(const GateOptions& options) {
             tasks.push_back({[] {}, std::nullopt}); // run by the decorate task of its role
             return;
         }
-        tasks.push_back({[&, index] {
-                             Run& run = runs[index];
-                             const std::string& workload = run.entry->name;
-                             const bool chained = importThenDecorate && run.probe.empty() && workload == "decorate";
-                             {
-                                 std::lock_guard<std::mutex> held(learntLock);
-                                 if ((run.entry->scalarTypes && targetHasScalarTypes == false) ||
-                                     (run.entry->launchCases && targetHasLaunchCases == false))
-                                     return; // skipped without a worker, when assembled
-                             }
-                             if (!chained && run.probe.empty() && run.role == Role::kReference) {
-                                 // No baseline is needed for checks the target skipped (no scalar
-                                 // types, say): seen here when the target ran first (-j 1), else
-                                 // the result is dropped when assembled.
-                                 std::lock_guard<std::mutex> held(learntLock);
-                                 const Run& targetRun = runs[index - 1];
-                                 if (targetRun.ran && allSkipped(targetRun.result, selected)) return;
-                             }
-                             worker::WorkerRequest request =
-                                 workerRequest(options, env, workload, *run.subject, run.role);
-                             if (!run.probe.empty()) request.spec.probe = fs::absolute(run.probe).string();
-                             if (::isatty(STDERR_FILENO)) {
-                                 // Progress for a person watching: the soak alone takes its whole budget.
-                                 log::info("{} on {}{}{}",
-                                           chained ? std::string("import, decorate")
-                                                   : run.probe.empty() ? workload : run.probe,
-                                           run.subject->name,
-                                           run.role == Role::kReference ? " (reference)" : "",
-                                           workload == "soak"
-                                               ? fmt::format(", about {:.0f} s", options.soakSeconds)
-                                               : "");
-                             }
-                             WorkloadResult result;
-                             if (chained) {
-                                 request.spec.workload = "import";
-                                 request.spec.then = {"decorate"};
-                                 std::vector<WorkloadResult> both = worker::runChainInWorker(request);
-                                 result = std::move(both[1]);
-                                 Run& importRun = runs.at(chainedImport.at(run.role));
-                                 std::lock_guard<std::mutex> held(learntLock);
-                                 importRun.result = std::move(both[0]);
-                                 importRun.result.role = run.role;
-                                 importRun.ran = true;
-                             } else {
-                                 result = worker::runInWorker(request);
-                             }
-                             result.role = run.role;
-                             std::lock_guard<std::mutex> held(learntLock);
-                             if (workload == "decorate" && run.role == Role::kTarget &&
-                                 result.details.contains("scalar_types")) {
-                                 targetHasScalarTypes = !result.details["scalar_types"].empty();
-                                 if (result.details.contains("launch_devices"))
-                                     targetHasLaunchCases = !result.details["launch_devices"].empty();
-                             }
-                             run.result = std::move(result);
-                             run.ran = true;
-                         },
-                         after});
+        tasks.push_back(
+            {[&, index] {
+                 Run& run = runs[index];
+                 const std::string& workload = run.entry->name;
+                 const bool chained = importThenDecorate && run.probe.empty() && workload == "decorate";
+                 {
+                     std::lock_guard<std::mutex> held(learntLock);
+                     if ((run.entry->scalarTypes && targetHasScalarTypes == false) ||
+                         (run.entry->launchCases && targetHasLaunchCases == false))
+                         return; // skipped without a worker, when assembled
+                 }
+                 if (!chained && run.probe.empty() && run.role == Role::kReference) {
+                     // No baseline is needed for checks the target skipped (no scalar
+                     // types, say): seen here when the target ran first (-j 1), else
+                     // the result is dropped when assembled.
+                     std::lock_guard<std::mutex> held(learntLock);
+                     const Run& targetRun = runs[index - 1];
+                     if (targetRun.ran && allSkipped(targetRun.result, selected)) return;
+                 }
+                 worker::WorkerRequest request =
+                     workerRequest(options, env, workload, *run.subject, run.role);
+                 if (!run.probe.empty()) request.spec.probe = fs::absolute(run.probe).string();
+                 if (::isatty(STDERR_FILENO)) {
+                     // Progress for a person watching: the soak alone takes its whole budget.
+                     log::info("{} on {}{}{}",
+                               chained             ? std::string("import, decorate")
+                               : run.probe.empty() ? workload
+                                                   : run.probe,
+                               run.subject->name, run.role == Role::kReference ? " (reference)" : "",
+                               workload == "soak" ? fmt::format(", about {:.0f} s", options.soakSeconds)
+                                                  : "");
+                 }
+                 WorkloadResult result;
+                 if (chained) {
+                     request.spec.workload = "import";
+                     request.spec.then = {"decorate"};
+                     std::vector<WorkloadResult> both = worker::runChainInWorker(request);
+                     result = std::move(both[1]);
+                     Run& importRun = runs.at(chainedImport.at(run.role));
+                     std::lock_guard<std::mutex> held(learntLock);
+                     importRun.result = std::move(both[0]);
+                     importRun.result.role = run.role;
+                     importRun.ran = true;
+                 } else {
+                     result = worker::runInWorker(request);
+                 }
+                 result.role = run.role;
+                 std::lock_guard<std::mutex> held(learntLock);
+                 if (workload == "decorate" && run.role == Role::kTarget &&
+                     result.details.contains("scalar_types")) {
+                     targetHasScalarTypes = !result.details["scalar_types"].empty();
+                     if (result.details.contains("launch_devices"))
+                         targetHasLaunchCases = !result.details["launch_devices"].empty();
+                 }
+                 run.result = std::move(result);
+                 run.ran = true;
+             },
+             after});
         if (entry->name == "decorate" && role == Role::kTarget) decorateTarget = index;
     };
     for (const worker::WorkloadEntry* entry : worker::workloadsOf(worker::Command::kGate)) {
@@ -362,7 +367,8 @@ Report runGate(const GateOptions& options) {
             skipped.subject = target.name;
             skipped.role = Role::kTarget;
             for (const auto& check : entry->checks) {
-                if (isSelected(selected, check)) skipped.checks.push_back({check, Status::kSkip, skipReason});
+                if (isSelected(selected, check))
+                    skipped.checks.push_back({check, Status::kSkip, skipReason});
             }
             report.results.push_back(std::move(skipped));
             continue;
@@ -436,7 +442,8 @@ Report runGate(const GateOptions& options) {
         // The target's dynamic findings get the statement to change, where the lint has it.
         const std::vector<Finding> statements = report.results.back().findings;
         for (WorkloadResult& result : report.results) {
-            if (result.role == Role::kTarget && result.workload != "lint") placeFixSites(result, statements);
+            if (result.role == Role::kTarget && result.workload != "lint")
+                placeFixSites(result, statements);
         }
     } else {
         // Without --lint, the statement to change all the same (as scan finds it): the lint of the

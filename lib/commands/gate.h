@@ -17,10 +17,10 @@
 namespace leakgate {
 
 struct GateOptions {
-    std::string target;                      // a built-in name or a path; empty: the bundled default
-    std::vector<std::string> checks;         // check or workload names; empty: all
-    std::optional<std::string> python;       // --python
-    std::chrono::seconds timeout{300};       // per worker
+    std::string target;                // a built-in name or a path; empty: the bundled default
+    std::vector<std::string> checks;   // check or workload names; empty: all
+    std::optional<std::string> python; // --python
+    std::chrono::seconds timeout{300}; // per worker
     // The workloads' settings, with the defaults of lib/workloads/spec.h.
     std::int64_t sentinelBytes = workloads::defaults::kSentinelBytes;
     std::int64_t deviceSentinelBytes = workloads::defaults::kDeviceSentinelBytes;
@@ -30,8 +30,8 @@ struct GateOptions {
     std::int64_t distinctValues = workloads::defaults::kDistinctValues;
     std::int64_t launchCalls = workloads::defaults::kLaunchCalls;
     int launchRuns = workloads::defaults::kLaunchRuns;
-    std::string baseline;                    // JSON of an earlier gate run to judge figures against
-    std::string budgets;                     // budgets file for the baseline comparison
+    std::string baseline; // JSON of an earlier gate run to judge figures against
+    std::string budgets;  // budgets file for the baseline comparison
     bool forwardOutput = true;
     // --probe: plug-ins (Python files, C++ shared libraries), each run in workers of its own on the
     // target and the reference; their checks are theirs (lib/workloads/probe.cpp).
@@ -39,7 +39,8 @@ struct GateOptions {
     // Workers run at the same time (-j): the target's and the reference's, and those of different
     // workloads. Each measures only its own process, so the verdicts do not depend on it.
     int jobs = 1;
-    bool lint = false; // --lint: also the static audit of the target's sources (lib/commands/gate_lint.h)
+    bool lint =
+        false; // --lint: also the static audit of the target's sources (lib/commands/gate_lint.h)
 };
 
 // Every check the gate knows, in report order.

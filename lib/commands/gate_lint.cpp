@@ -24,7 +24,8 @@ bool isDynamicFrameFinding(const Finding& finding) {
 
 } // namespace
 
-std::vector<std::string> gateLintPaths(const workloads::TargetRef& target, const python::Environment& env) {
+std::vector<std::string> gateLintPaths(const workloads::TargetRef& target,
+                                       const python::Environment& env) {
     const std::string& name = target.name;
     if (const BuiltinTarget* builtin = findBuiltinTarget(name); builtin && builtin->packageDir) {
         const char* package = builtin->packageDir;

@@ -3,8 +3,8 @@
 // retained-frame finding in the same report is marked "confirmed dynamically".
 #pragma once
 
-#include "lib/python/environment.h"
 #include "leakgate/report.h"
+#include "lib/python/environment.h"
 #include "lib/workloads/spec.h"
 
 #include <nlohmann/json.hpp>
@@ -17,7 +17,8 @@ namespace leakgate {
 // What to lint for a resolved gate target (a module or a path): a file target's
 // file; for the built-in `cute`, the nvidia_cutlass_dsl package installed in `env`; for
 // `reference`, leakgate's reference runtime. Empty when the package is not installed there.
-std::vector<std::string> gateLintPaths(const workloads::TargetRef& target, const python::Environment& env);
+std::vector<std::string> gateLintPaths(const workloads::TargetRef& target,
+                                       const python::Environment& env);
 
 // Marks the target's lint findings that a dynamic finding of `report` confirms: the summary says
 // so, and the lint result's details list them under `confirmed`. Returns how many.

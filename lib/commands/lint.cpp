@@ -70,12 +70,15 @@ std::string asides(const WorkloadResult& result) {
         return found->is_array() ? found->size() : found->get<size_t>();
     };
     std::string text;
-    if (size_t n = count("unparsed")) text += fmt::format("; {} not parsed (see details.unparsed)", plural(n, "file"));
+    if (size_t n = count("unparsed"))
+        text += fmt::format("; {} not parsed (see details.unparsed)", plural(n, "file"));
     if (size_t n = count("suppressed"))
         text += fmt::format("; {} accepted by `leakgate: ignore` comments", plural(n, "finding"));
-    if (size_t n = count("excluded")) text += fmt::format("; {} excluded", n == 1 ? "1 path" : plural(n, "path"));
+    if (size_t n = count("excluded"))
+        text += fmt::format("; {} excluded", n == 1 ? "1 path" : plural(n, "path"));
     if (size_t n = count("site_packages_headers"))
-        text += fmt::format("; {} under site-packages not read (--site-packages-headers)", plural(n, "header"));
+        text += fmt::format("; {} under site-packages not read (--site-packages-headers)",
+                            plural(n, "header"));
     return text;
 }
 
@@ -95,7 +98,8 @@ CheckResult decide(const WorkloadResult& result, const std::vector<std::string>&
     }
     if (result.findings.empty()) {
         return {"lint", Status::kPass,
-                fmt::format("{} checked, no frame kept past its call{}", plural(checked, "file"), asides(result)),
+                fmt::format("{} checked, no frame kept past its call{}", plural(checked, "file"),
+                            asides(result)),
                 amount};
     }
     std::map<std::string, int> perRule;
@@ -217,7 +221,8 @@ fs::path commonDirectory(const std::vector<std::string>& paths) {
             continue;
         }
         fs::path shared;
-        for (auto a = common->begin(), b = dir.begin(); a != common->end() && b != dir.end() && *a == *b; ++a, ++b)
+        for (auto a = common->begin(), b = dir.begin(); a != common->end() && b != dir.end() && *a == *b;
+             ++a, ++b)
             shared /= *a;
         common = shared;
     }
@@ -225,7 +230,8 @@ fs::path commonDirectory(const std::vector<std::string>& paths) {
 }
 
 // The settings of the run: the pyproject.toml's table, then the command line's.
-lint::ProjectSettings projectSettings(const LintOptions& options, const std::vector<std::string>& paths) {
+lint::ProjectSettings projectSettings(const LintOptions& options,
+                                      const std::vector<std::string>& paths) {
     lint::ProjectSettings settings;
     std::optional<fs::path> file;
     if (options.configFile) {
@@ -249,12 +255,14 @@ lint::ProjectSettings projectSettings(const LintOptions& options, const std::vec
 // this build can check.
 std::vector<std::string> activeRules(const lint::ProjectSettings& settings) {
     std::vector<std::string> available(std::begin(kLintRules), std::end(kLintRules));
-    if (cxxLintAvailable()) available.insert(available.end(), std::begin(kCxxLintRules), std::end(kCxxLintRules));
+    if (cxxLintAvailable())
+        available.insert(available.end(), std::begin(kCxxLintRules), std::end(kCxxLintRules));
     std::vector<std::string> rules;
     for (const auto& rule : available) {
-        bool selected = !settings.select ||
-                        std::find(settings.select->begin(), settings.select->end(), rule) != settings.select->end();
-        bool ignored = std::find(settings.ignore.begin(), settings.ignore.end(), rule) != settings.ignore.end();
+        bool selected = !settings.select || std::find(settings.select->begin(), settings.select->end(),
+                                                      rule) != settings.select->end();
+        bool ignored =
+            std::find(settings.ignore.begin(), settings.ignore.end(), rule) != settings.ignore.end();
         if (selected && !ignored) rules.push_back(rule);
     }
     return rules;
@@ -275,8 +283,11 @@ void applySettings(WorkloadResult& result, const std::vector<std::string>& rules
             kept.push_back(std::move(finding));
         } else {
             // The finding whole, for SARIF's suppressed results (an accepted alert stays visible there).
-            suppressed.push_back(
-                {{"file", at.file}, {"line", at.line}, {"rule", rule}, {"comment", by}, {"finding", finding}});
+            suppressed.push_back({{"file", at.file},
+                                  {"line", at.line},
+                                  {"rule", rule},
+                                  {"comment", by},
+                                  {"finding", finding}});
         }
     }
     result.findings = std::move(kept);
@@ -324,7 +335,8 @@ Report runLint(const LintOptions& options) {
     std::vector<std::string> paths;
     for (const auto& path : options.paths) {
         std::error_code error;
-        if (!fs::exists(path, error)) throw UsageError(fmt::format("no such file or directory: {}", path));
+        if (!fs::exists(path, error))
+            throw UsageError(fmt::format("no such file or directory: {}", path));
         paths.push_back(fs::absolute(path).lexically_normal().string());
     }
     python::Environment env =
@@ -333,8 +345,10 @@ Report runLint(const LintOptions& options) {
     std::vector<std::string> rules = activeRules(settings);
     if (rules.empty()) throw UsageError("lint: --select and --ignore leave no rule to check");
     Inputs inputs = splitInputs(paths, settings);
-    if (inputs.python.empty() && inputs.cxx.empty() && inputs.excluded == 0 && inputs.sitePackagesHeaders == 0)
-        throw UsageError(fmt::format("no Python or C/C++ source to lint in {}", fmt::join(options.paths, ", ")));
+    if (inputs.python.empty() && inputs.cxx.empty() && inputs.excluded == 0 &&
+        inputs.sitePackagesHeaders == 0)
+        throw UsageError(
+            fmt::format("no Python or C/C++ source to lint in {}", fmt::join(options.paths, ", ")));
     if (options.compileCommands && !fs::exists(*options.compileCommands))
         throw UsageError(fmt::format("no such file or directory: {}", *options.compileCommands));
 
@@ -343,15 +357,16 @@ Report runLint(const LintOptions& options) {
     result.subject = options.paths.size() == 1 ? options.paths.front()
                                                : fmt::format("{} and {} more", options.paths.front(),
                                                              options.paths.size() - 1);
-    result.details = {{"files", 0},
-                      {"unparsed", nlohmann::json::array()},
-                      {"excluded", inputs.excluded},
-                      {"site_packages_headers", inputs.sitePackagesHeaders},
-                      {"config", settings.configFile ? nlohmann::json(*settings.configFile) : nlohmann::json()}};
+    result.details = {
+        {"files", 0},
+        {"unparsed", nlohmann::json::array()},
+        {"excluded", inputs.excluded},
+        {"site_packages_headers", inputs.sitePackagesHeaders},
+        {"config", settings.configFile ? nlohmann::json(*settings.configFile) : nlohmann::json()}};
     // Only C/C++ files given: no worker to start.
-    std::vector<std::vector<std::string>> chunks =
-        inputs.python.empty() ? std::vector<std::vector<std::string>>{}
-                              : splitForWorkers(inputs.python, options.jobs);
+    std::vector<std::vector<std::string>> chunks = inputs.python.empty()
+                                                       ? std::vector<std::vector<std::string>>{}
+                                                       : splitForWorkers(inputs.python, options.jobs);
     std::vector<WorkloadResult> parts(chunks.size());
     std::vector<Task> tasks;
     for (size_t i = 0; i < chunks.size(); ++i) {

@@ -1,8 +1,8 @@
 // `leakgate lint PATH...`: a static audit of Python sources for the code shapes that keep frames
 // alive (lib/lint/python_rules.py), run in a worker with CPython's own `ast` (a list of files
 // too long for one worker's command line is split across several), and of C/C++ extension
-// sources with libclang, each translation unit in a forked child (lib/lint/cxx.h). Nothing in the sources is imported,
-// compiled or run.
+// sources with libclang, each translation unit in a forked child (lib/lint/cxx.h). Nothing in the
+// sources is imported, compiled or run.
 #pragma once
 
 #include "leakgate/api.h"
@@ -43,10 +43,9 @@ struct LintOptions {
 // One check, `lint`: fail when any selected rule matched where no `leakgate: ignore` comment
 // accepts it, pass otherwise. A file that does not parse (for C/C++: a translation unit with
 // errors) is listed in the result's details (`unparsed`) and does not stop the run; a run whose
-// every file is excluded is skipped. In a build without libclang, C/C++ files get a second check, `lint-cxx`,
-// skipped with the reason. Throws UsageError when
-// nothing can run (no path, a path that does not exist, a Python of another version, an unknown
-// rule, a pyproject.toml table that does not read).
+// every file is excluded is skipped. In a build without libclang, C/C++ files get a second check,
+// `lint-cxx`, skipped with the reason. Throws UsageError when nothing can run (no path, a path that does
+// not exist, a Python of another version, an unknown rule, a pyproject.toml table that does not read).
 LEAKGATE_API Report runLint(const LintOptions& options);
 
 } // namespace leakgate

@@ -1,8 +1,8 @@
 #include "lib/commands/merge.h"
 
+#include "leakgate/errors.h"
 #include "lib/commands/bisect.h"
 #include "lib/commands/versions.h"
-#include "leakgate/errors.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -24,7 +24,9 @@ BisectReport readBisectReport(const std::string& file) {
     if (document.value("command", "") != "bisect")
         throw UsageError(fmt::format("merge: {} is not a `leakgate bisect --json` report", file));
     std::optional<BisectReport> report = bisectReportFromJson(document);
-    if (!report) throw UsageError(fmt::format("merge: {} is a bisect report that does not decode (schema {})", file, kSchema));
+    if (!report)
+        throw UsageError(
+            fmt::format("merge: {} is a bisect report that does not decode (schema {})", file, kSchema));
     return std::move(*report);
 }
 
@@ -51,8 +53,8 @@ BisectReport mergeBisectReports(const std::vector<std::string>& files) {
             merged.target = part.target;
             merged.pythonVersion = part.pythonVersion;
         } else if (identity(part) != identity(merged)) {
-            throw UsageError(fmt::format("merge: {} is of {}, {} of {}", files[i], identity(part), files[0],
-                                         identity(merged)));
+            throw UsageError(fmt::format("merge: {} is of {}, {} of {}", files[i], identity(part),
+                                         files[0], identity(merged)));
         }
         for (const auto& check : part.checks)
             if (std::find(merged.checks.begin(), merged.checks.end(), check) == merged.checks.end())
@@ -60,7 +62,8 @@ BisectReport mergeBisectReports(const std::vector<std::string>& files) {
         for (auto& row : part.rows) {
             auto [earlier, fresh] = gatedIn.emplace(row.version, files[i]);
             if (!fresh)
-                throw UsageError(fmt::format("merge: {} gated {} as well as {}", files[i], row.version, earlier->second));
+                throw UsageError(fmt::format("merge: {} gated {} as well as {}", files[i], row.version,
+                                             earlier->second));
             rows.emplace(row.version, std::move(row));
         }
     }

@@ -20,13 +20,14 @@ Report runScan(const ScanOptions& options) {
         throw UsageError("scan: give a script (-- SCRIPT) or a module (-m MODULE), not both");
     if (options.module.empty()) {
         if (std::filesystem::is_directory(options.script, error))
-            throw UsageError(fmt::format("the script {} is a directory, not a Python file", options.script));
+            throw UsageError(
+                fmt::format("the script {} is a directory, not a Python file", options.script));
         if (!std::filesystem::is_regular_file(options.script, error) || !std::ifstream(options.script))
-            throw UsageError(fmt::format(
-                "cannot read script {}{}", options.script,
-                std::filesystem::exists(options.script, error)
-                    ? " (not a regular file: a FIFO or device would be read without end)"
-                    : ""));
+            throw UsageError(
+                fmt::format("cannot read script {}{}", options.script,
+                            std::filesystem::exists(options.script, error)
+                                ? " (not a regular file: a FIFO or device would be read without end)"
+                                : ""));
     }
     python::Environment env =
         pythonEnvironment(options.python.value_or(python::buildPythonExecutable()));

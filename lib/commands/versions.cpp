@@ -12,11 +12,13 @@ namespace leakgate {
 
 VersionSelection selectVersions(const std::vector<std::string>& versions,
                                 const std::optional<std::string>& specifier, bool pre) {
-    nlohmann::json request{{"versions", versions},
-                           {"specifier", specifier ? nlohmann::json(*specifier) : nlohmann::json(nullptr)},
-                           {"pre", pre}};
+    nlohmann::json request{
+        {"versions", versions},
+        {"specifier", specifier ? nlohmann::json(*specifier) : nlohmann::json(nullptr)},
+        {"pre", pre}};
     worker::ProcessSpec spec;
-    spec.argv = {python::buildPythonExecutable(), "-I", (dataDir() / "lib/commands/versions.py").string()};
+    spec.argv = {python::buildPythonExecutable(), "-I",
+                 (dataDir() / "lib/commands/versions.py").string()};
     spec.input = request.dump();
     spec.timeout = std::chrono::seconds(60);
     const worker::ProcessOutcome outcome = worker::runProcess(spec);
@@ -38,7 +40,8 @@ VersionSelection selectVersions(const std::vector<std::string>& versions,
 
 bool isSpecifier(const std::string& text) {
     const auto first = text.find_first_not_of(' ');
-    return first != std::string::npos && std::string_view("<>=!~").find(text[first]) != std::string_view::npos;
+    return first != std::string::npos &&
+           std::string_view("<>=!~").find(text[first]) != std::string_view::npos;
 }
 
 } // namespace leakgate

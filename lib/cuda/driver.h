@@ -7,8 +7,8 @@
 // throws, and `available()` / `unavailableReason()` say what the CUDA checks skip for.
 #pragma once
 
-#include "lib/base/dynamic_library.h"
 #include "leakgate/errors.h"
+#include "lib/base/dynamic_library.h"
 
 #include <atomic>
 #include <cstddef>

@@ -19,9 +19,9 @@
 #include "lib/lint/cxx.h"
 
 #include "leakgate/errors.h"
+#include "lib/base/forked_child.h"
 #include "lib/base/log.h"
 #include "lib/clang/libclang.h"
-#include "lib/base/forked_child.h"
 
 #include <fmt/format.h>
 
@@ -1143,8 +1143,8 @@ class CommandLines {
                 std::vector<std::string> args = borrowed->first;
                 std::replace(args.begin(), args.end(), borrowed->second, file);
                 auto at = std::find(args.begin(), args.end(), file);
-                return {std::move(args), at == args.end() ? std::nullopt
-                                                          : std::optional<size_t>(at - args.begin())};
+                return {std::move(args),
+                        at == args.end() ? std::nullopt : std::optional<size_t>(at - args.begin())};
             }
         }
         std::vector<std::string> args = {isCxxLanguage(file) ? "clang++" : "clang"};
@@ -1215,8 +1215,8 @@ CXTranslationUnit parseArguments(CXIndex index, const std::vector<std::string>& 
     for (const auto& arg : args)
         argv.push_back(arg.c_str());
     CXTranslationUnit unit = nullptr;
-    code = clang::api().clang_parseTranslationUnit2FullArgv(index, nullptr, argv.data(), static_cast<int>(argv.size()),
-                                                            nullptr, 0, options, &unit);
+    code = clang::api().clang_parseTranslationUnit2FullArgv(
+        index, nullptr, argv.data(), static_cast<int>(argv.size()), nullptr, 0, options, &unit);
     return unit;
 }
 
@@ -1400,15 +1400,15 @@ class PrecompiledOpenings {
                 clang::IndexGuard index;
                 CXErrorCode code = CXError_Success;
                 clang::TranslationUnitGuard unit(parseArguments(
-                    index.get(), args, CXTranslationUnit_ForSerialization | CXTranslationUnit_Incomplete, code));
+                    index.get(), args, CXTranslationUnit_ForSerialization | CXTranslationUnit_Incomplete,
+                    code));
                 if (code != CXError_Success || !unit.get() || firstError(unit.get(), header)) return;
                 if (clang::api().clang_saveTranslationUnit(unit.get(), saved.c_str(), 0) == 0)
                     channel.send("saved\n");
             },
             spec);
         if (child.timedOut || child.signal || child.exitCode != 0 || child.sent != "saved\n") {
-            log::debug("the opening {:?} did not precompile; its files are parsed without it",
-                       opening);
+            log::debug("the opening {:?} did not precompile; its files are parsed without it", opening);
             return std::nullopt;
         }
         return saved;
@@ -1458,7 +1458,8 @@ void lintTranslationUnit(const std::string& file, const CommandLine& line,
     auto parse = [&](bool withOpening, CXErrorCode& code) {
         std::vector<std::string> args = line.args;
         if (withOpening)
-            args.insert(args.begin() + static_cast<std::ptrdiff_t>(*line.fileArg), {"-include-pch", *opening});
+            args.insert(args.begin() + static_cast<std::ptrdiff_t>(*line.fileArg),
+                        {"-include-pch", *opening});
         return parseArguments(index.get(), args, CXTranslationUnit_KeepGoing, code);
     };
     CXErrorCode code = CXError_Success;

@@ -46,7 +46,7 @@ struct CxxLintResult {
     // with errors, or one whose child crashed ("signal": "SIGSEGV") or timed out ("timed_out":
     // true), with "stderr_tail" when the child wrote anything.
     nlohmann::json unparsed = nlohmann::json::array();
-    std::string compileCommands; // the database used, if any
+    std::string compileCommands;    // the database used, if any
     size_t precompiledOpenings = 0; // openings parsed once and shared by their files
 };
 

@@ -78,7 +78,8 @@ bool inComment(std::string_view line, size_t at) {
     size_t before = line.find_last_not_of(" \t", at == 0 ? std::string_view::npos : at - 1);
     if (at == 0 || before == std::string_view::npos) return false;
     if (line[before] == '#') return true;
-    if (before >= 1 && line[before - 1] == '/' && (line[before] == '/' || line[before] == '*')) return true;
+    if (before >= 1 && line[before - 1] == '/' && (line[before] == '/' || line[before] == '*'))
+        return true;
     return false;
 }
 
@@ -125,7 +126,8 @@ void readProjectFile(const fs::path& file, ProjectSettings& settings) {
         std::string name(key.str());
         if (name == "select" || name == "ignore") {
             std::vector<std::string> rules =
-                ruleNames(stringsOf(file, node, name), fmt::format("{}: [tool.leakgate.lint] {}", file.string(), name));
+                ruleNames(stringsOf(file, node, name),
+                          fmt::format("{}: [tool.leakgate.lint] {}", file.string(), name));
             if (name == "select") {
                 settings.select = rules;
             } else {
@@ -140,9 +142,10 @@ void readProjectFile(const fs::path& file, ProjectSettings& settings) {
             settings.sitePackagesHeaders = *value;
         } else {
             const toml::source_region& where = key.source();
-            throw UsageError(fmt::format("{}:{}:{}: [tool.leakgate.lint] has no key `{}`{}; the keys are {}",
-                                         file.string(), where.begin.line, where.begin.column, name,
-                                         didYouMean(name, kTableKeys), fmt::join(kTableKeys, ", ")));
+            throw UsageError(
+                fmt::format("{}:{}:{}: [tool.leakgate.lint] has no key `{}`{}; the keys are {}",
+                            file.string(), where.begin.line, where.begin.column, name,
+                            didYouMean(name, kTableKeys), fmt::join(kTableKeys, ", ")));
         }
     }
 }
@@ -170,8 +173,9 @@ bool isExcluded(const fs::path& path, const std::vector<ExcludeGlob>& globs) {
 }
 
 bool underSitePackages(const fs::path& path) {
-    return std::any_of(path.begin(), path.end(),
-                       [](const fs::path& part) { return part == "site-packages" || part == "dist-packages"; });
+    return std::any_of(path.begin(), path.end(), [](const fs::path& part) {
+        return part == "site-packages" || part == "dist-packages";
+    });
 }
 
 const SuppressionComments::File& SuppressionComments::read(const std::string& file) {
@@ -183,7 +187,8 @@ const SuppressionComments::File& SuppressionComments::read(const std::string& fi
     int number = 0;
     for (std::string line; std::getline(in, line);) {
         ++number;
-        for (size_t at = line.find("leakgate:"); at != std::string::npos; at = line.find("leakgate:", at + 1)) {
+        for (size_t at = line.find("leakgate:"); at != std::string::npos;
+             at = line.find("leakgate:", at + 1)) {
             if (!inComment(line, at)) continue;
             size_t next = line.find_first_not_of(" \t", at + std::string_view("leakgate:").size());
             if (next == std::string::npos || line.compare(next, 6, "ignore") != 0) continue;
@@ -196,10 +201,12 @@ const SuppressionComments::File& SuppressionComments::read(const std::string& fi
             if (next < line.size() && line[next] == '[') {
                 size_t close = line.find(']', next);
                 if (close == std::string::npos) continue;
-                for (auto& rule : splitNames(std::string_view(line).substr(next + 1, close - next - 1))) {
+                for (auto& rule :
+                     splitNames(std::string_view(line).substr(next + 1, close - next - 1))) {
                     if (std::find(known.begin(), known.end(), rule) == known.end()) {
-                        unknownRules_.push_back(fmt::format("{}:{}: `leakgate: ignore` names no rule `{}`{}",
-                                                            file, number, rule, didYouMean(rule, known)));
+                        unknownRules_.push_back(
+                            fmt::format("{}:{}: `leakgate: ignore` names no rule `{}`{}", file, number,
+                                        rule, didYouMean(rule, known)));
                     }
                     marker.rules.push_back(rule);
                 }
@@ -218,7 +225,8 @@ std::string SuppressionComments::suppresses(const std::string& file, int line, c
     const File& parsed = read(file);
     auto accepts = [&rule](const std::vector<Marker>& markers) {
         return std::any_of(markers.begin(), markers.end(), [&rule](const Marker& marker) {
-            return marker.rules.empty() || std::find(marker.rules.begin(), marker.rules.end(), rule) != marker.rules.end();
+            return marker.rules.empty() ||
+                   std::find(marker.rules.begin(), marker.rules.end(), rule) != marker.rules.end();
         });
     };
     auto onLine = parsed.byLine.find(line);

@@ -56,13 +56,13 @@ bool underSitePackages(const std::filesystem::path& path);
 //   leakgate: ignore[rule,rule]   those rules' findings on this line
 //   leakgate: ignore-file         every finding in the file (on any line); ignore-file[rule] too
 class SuppressionComments {
-public:
+  public:
     // "line" or "file" when a comment accepts a finding of `rule` at `file`:`line`, else empty.
     std::string suppresses(const std::string& file, int line, const std::string& rule);
     // "FILE:LINE: ... names no rule `x`" for each rule a comment names that does not exist.
     const std::vector<std::string>& unknownRules() const { return unknownRules_; }
 
-private:
+  private:
     struct Marker {
         bool wholeFile = false;
         std::vector<std::string> rules; // empty: every rule

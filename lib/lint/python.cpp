@@ -2,8 +2,8 @@
 // `ast`. The sources are parsed, never imported or run, so no probe has anything to measure.
 #include "lib/lint/python.h"
 
-#include "lib/workloads/harness_loader.h"
 #include "lib/python/text.h"
+#include "lib/workloads/harness_loader.h"
 
 #include <pybind11/pybind11.h>
 

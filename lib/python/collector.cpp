@@ -17,8 +17,8 @@ namespace py = pybind11;
 // functions cannot be changed in place, so a reference to each, taken before the code under test
 // runs, is what it was then. Strong references for the life of the process.
 constexpr std::array<const char*, 16> kNames = {
-    "collect",   "get_stats", "get_debug",        "set_debug", "get_objects", "get_threshold",
-    "get_count", "isenabled", "get_freeze_count", "disable",   "enable",      "set_threshold",
+    "collect",   "get_stats", "get_debug",        "set_debug",    "get_objects", "get_threshold",
+    "get_count", "isenabled", "get_freeze_count", "disable",      "enable",      "set_threshold",
     "freeze",    "unfreeze",  "get_referrers",    "get_referents"};
 
 struct Taken {
@@ -130,7 +130,7 @@ std::string tampering() {
     if (!g_taken.module) return "";
     SavedException pending;
     std::string found;
-    PyObject* modules = PyImport_GetModuleDict(); // Borrowed reference
+    PyObject* modules = PyImport_GetModuleDict();            // Borrowed reference
     PyObject* current = PyDict_GetItemString(modules, "gc"); // Borrowed reference
     if (current != g_taken.module) {
         found = fmt::format("sys.modules['gc'] was replaced by {}",

@@ -25,13 +25,13 @@ bool enabled();
 void disable();
 int debugFlags();
 void setDebugFlags(int flags);
-pybind11::list objects();         // gc.get_objects()
+pybind11::list objects(); // gc.get_objects()
 // gc.get_objects(generation): that generation's objects in the collector's list order. Under
 // gc.disable(), with no collection since, the youngest generation is every object tracked since
 // the last collection, oldest first (probes/import_marks.cpp relies on it).
 pybind11::list objects(int generation);
-pybind11::object threshold();     // gc.get_threshold()
-long long frozen();               // gc.get_freeze_count()
+pybind11::object threshold(); // gc.get_threshold()
+long long frozen();           // gc.get_freeze_count()
 // The list the collector fills (the interpreter's own, whatever `gc.garbage` is rebound to) and
 // the list of callbacks it calls (likewise).
 pybind11::list garbage();

@@ -155,15 +155,17 @@ nlohmann::json launchFingerprint(const std::string& resolvedExecutable) {
         const auto equals = text.find('=');
         const std::string_view name = text.substr(0, equals);
         if (name.starts_with("PYTHON") || name == "HOME")
-            variables[std::string(name)] = std::string(equals == text.npos ? "" : text.substr(equals + 1));
+            variables[std::string(name)] =
+                std::string(equals == text.npos ? "" : text.substr(equals + 1));
     }
     const bool relativeEntries = variables.contains("PYTHONPATH");
     nlohmann::json out = {
         {"executable", resolvedExecutable},
         {"link", statOf(executable, /*followLink=*/false)},
         {"file", statOf(executable)},
-        {"pyvenv_cfg", {fileText(executable.parent_path() / "pyvenv.cfg"),
-                        fileText(executable.parent_path().parent_path() / "pyvenv.cfg")}},
+        {"pyvenv_cfg",
+         {fileText(executable.parent_path() / "pyvenv.cfg"),
+          fileText(executable.parent_path().parent_path() / "pyvenv.cfg")}},
         {"variables", std::move(variables)},
     };
     // Relative PYTHONPATH entries are taken from the working directory.

@@ -18,7 +18,7 @@ struct Environment {
     std::string basePrefix;
     std::string baseExecPrefix;
     std::vector<std::string> path; // that interpreter's sys.path, without the script directory
-    std::string userSite; // the user site-packages it would add once it exists ("": disabled)
+    std::string userSite;          // the user site-packages it would add once it exists ("": disabled)
 };
 
 // The interpreter whose environment a command runs in without --python: $LEAKGATE_DEFAULT_PYTHON

@@ -14,7 +14,9 @@ class GcDebugGuard {
 
     // Through the functions taken before the code under test ran (collector.h): a gc.set_debug
     // it replaced by a no-op does not keep DEBUG_SAVEALL from being set.
-    explicit GcDebugGuard(int flags) : previous_(collector::debugFlags()) { collector::setDebugFlags(flags); }
+    explicit GcDebugGuard(int flags) : previous_(collector::debugFlags()) {
+        collector::setDebugFlags(flags);
+    }
     ~GcDebugGuard() {
         // This may run while an exception propagates: set it aside, drop anything set_debug raises,
         // and put it back when `saved` goes out of scope (after the PyErr_Clear).

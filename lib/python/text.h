@@ -49,7 +49,8 @@ inline std::string textOf(pybind11::handle object) {
 
 // A file name or argument for Python: its bytes decoded as os.fsdecode() does.
 inline pybind11::str fsText(const std::string& bytes) {
-    PyObject* text = PyUnicode_DecodeFSDefaultAndSize(bytes.data(), static_cast<Py_ssize_t>(bytes.size()));
+    PyObject* text =
+        PyUnicode_DecodeFSDefaultAndSize(bytes.data(), static_cast<Py_ssize_t>(bytes.size()));
     if (!text) throw pybind11::error_already_set();
     return pybind11::reinterpret_steal<pybind11::str>(text);
 }

@@ -35,8 +35,8 @@ constexpr CheckDef kChecks[] = {
     {"import-device-memory", "import", nullptr, "bytes", kDeviceAmount, 0, true, true},
 
     {"decorations-cyclic-garbage", "decorations", "decorations-cyclic-garbage",
-     "thousandths per decoration", "the highest per-decoration (per-instance) figure of any form, in thousandths",
-     kPerCallBudget},
+     "thousandths per decoration",
+     "the highest per-decoration (per-instance) figure of any form, in thousandths", kPerCallBudget},
     // Its figure moves by up to 17 thousandths from one process to the next where nothing is kept
     // (lib/workloads/decorations.cpp): the budget is the check's own rule.
     {"decorations-retained", "decorations", "decorations-retained", "thousandths per decoration",
@@ -44,13 +44,15 @@ constexpr CheckDef kChecks[] = {
 
     {"launch-allocations", "launch", "launch-allocations", kPerCall, kPerCallAmount, kPerCallBudget},
     {"launch-net-blocks", "launch", "launch-net-blocks", kPerCall, kPerCallAmount, kPerCallBudget},
-    {"launch-cyclic-garbage", "launch", "launch-cyclic-garbage", kPerCall, kPerCallAmount, kPerCallBudget},
+    {"launch-cyclic-garbage", "launch", "launch-cyclic-garbage", kPerCall, kPerCallAmount,
+     kPerCallBudget},
 
     {"launch-real-net-blocks", "launch-real", "launch-real-net-blocks", kPerCall, kPerCallAmount,
      kPerCallBudget},
     {"launch-real-cyclic-garbage", "launch-real", "launch-real-cyclic-garbage", kPerCall, kPerCallAmount,
      kPerCallBudget},
-    {"launch-real-retained", "launch-real", "launch-real-retained", kPerCall, kPerCallAmount, kPerCallBudget},
+    {"launch-real-retained", "launch-real", "launch-real-retained", kPerCall, kPerCallAmount,
+     kPerCallBudget},
 
     {"values-encoding", "values", nullptr, "values", "packed values with wrong bytes", 0},
     {"values-bounded", "values", nullptr, "blocks",
@@ -60,7 +62,8 @@ constexpr CheckDef kChecks[] = {
 
     // RSS growth per 1000 soak steps beyond the reference's: well above the jitter of the loop's
     // own long-lived buffers (up to 64 MiB turning over).
-    {"soak-growth", "soak", nullptr, "bytes per 1000 steps", "RSS slope, bytes per 1000 steps", 512 * 1024},
+    {"soak-growth", "soak", nullptr, "bytes per 1000 steps", "RSS slope, bytes per 1000 steps",
+     512 * 1024},
 
     {"device-echo", "device", nullptr, "values", "launched values that arrived wrong", 0},
     {"device-allocations", "device", nullptr, kPerCall, kPerCallAmount, kPerCallBudget},

@@ -19,9 +19,9 @@ struct CheckDef {
     // The finding kind whose findings explain a failure of it (its culprit, its JUnit body), or
     // null where none does: the reason names what keeps it (sentinels), or a figure says all.
     const char* explainedBy;
-    const char* unit;       // of its `amount`, as reasons print it after the figure
-    const char* amount;     // what its `amount` is, for a person (docs/guide/gate.md)
-    std::int64_t budget;    // the growth over a baseline allowed by default, in `unit`
+    const char* unit;    // of its `amount`, as reasons print it after the figure
+    const char* amount;  // what its `amount` is, for a person (docs/guide/gate.md)
+    std::int64_t budget; // the growth over a baseline allowed by default, in `unit`
     // Whether every result of its workload decides it, so that a worker that died owes it an
     // `error`; false for what a workload reports only where it applies (a scan's sentinels).
     bool owed = true;

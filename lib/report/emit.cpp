@@ -1,7 +1,7 @@
 #include "lib/report/emit.h"
 
-#include "lib/base/atomic_file.h"
 #include "leakgate/errors.h"
+#include "lib/base/atomic_file.h"
 #include "lib/report/writers/html.h"
 #include "lib/report/writers/json.h"
 #include "lib/report/writers/junit.h"
@@ -48,8 +48,9 @@ int write(const Outputs& outputs, const std::function<std::string(const TextOpti
     if (!outputs.quiet) {
         FILE* stream = onStdout(files) ? stderr : stdout;
         const char* noColor = std::getenv("NO_COLOR");
-        bool color = outputs.color == Color::kAlways ||
-                     (outputs.color == Color::kAuto && (!noColor || !*noColor) && ::isatty(::fileno(stream)));
+        bool color =
+            outputs.color == Color::kAlways ||
+            (outputs.color == Color::kAuto && (!noColor || !*noColor) && ::isatty(::fileno(stream)));
         std::fputs(text(TextOptions{color, exitCode}).c_str(), stream);
         std::fflush(stream);
     }
@@ -100,8 +101,10 @@ int emit(const Report& report, const Outputs& outputs) {
 int emit(const BisectReport& report, const Outputs& outputs) {
     std::vector<FileWriter> files;
     if (!outputs.json.empty()) files.push_back({outputs.json, [&] { return formatBisectJson(report); }});
-    if (!outputs.junit.empty()) files.push_back({outputs.junit, [&] { return formatBisectJunit(report); }});
-    if (!outputs.sarif.empty()) files.push_back({outputs.sarif, [&] { return formatBisectSarif(report); }});
+    if (!outputs.junit.empty())
+        files.push_back({outputs.junit, [&] { return formatBisectJunit(report); }});
+    if (!outputs.sarif.empty())
+        files.push_back({outputs.sarif, [&] { return formatBisectSarif(report); }});
     if (!outputs.html.empty()) files.push_back({outputs.html, [&] { return formatBisectHtml(report); }});
     return write(
         outputs, [&](const TextOptions& options) { return formatBisectText(report, options); }, files,

@@ -20,7 +20,7 @@ struct Outputs {
     std::string junit;
     std::string sarif;
     std::string html;
-    bool quiet = false;   // no text report
+    bool quiet = false; // no text report
     Color color = Color::kAuto;
 };
 

@@ -130,8 +130,10 @@ void computeTransitions(BisectReport& report) {
             auto found = row.cells.find(check);
             if (found == row.cells.end() || !judged(found->second)) continue;
             const BisectCell& cell = found->second;
-            if (cell.status == Status::kFail && !report.firstBad.count(check)) report.firstBad[check] = row.version;
-            if (cell.status == Status::kPass && !report.firstGood.count(check)) report.firstGood[check] = row.version;
+            if (cell.status == Status::kFail && !report.firstBad.count(check))
+                report.firstBad[check] = row.version;
+            if (cell.status == Status::kPass && !report.firstGood.count(check))
+                report.firstGood[check] = row.version;
             if (previous) {
                 const BisectCell& before = report.rows[*previous].cells.at(check);
                 if (before.status != cell.status || before.culprit != cell.culprit) {
@@ -270,7 +272,8 @@ void from_json(const json& in, CycleShapeCount& shape) {
     shape.count = wholeNumber<std::int64_t>(in.at("count"));
     in.at("types").get_to(shape.types);
     in.at("cycle").get_to(shape.cycle);
-    if (in.contains("bytes") && !in.at("bytes").is_null()) shape.bytes = wholeNumber<std::int64_t>(in.at("bytes"));
+    if (in.contains("bytes") && !in.at("bytes").is_null())
+        shape.bytes = wholeNumber<std::int64_t>(in.at("bytes"));
     if (in.contains("at_import")) shape.atImport = wholeNumber<std::int64_t>(in.at("at_import"));
 }
 
@@ -279,18 +282,19 @@ void to_json(json& out, const Finding& finding) {
     // shapes and a lint column as path steps. They still are, beside the typed keys.
     json frames = framesAsWritten(finding);
     json path = pathAsWritten(finding);
-    out = json{{"kind", finding.kind},  {"summary", finding.summary},
-               {"frames", frames},      {"harness_frames", finding.harnessFrames},
+    out = json{{"kind", finding.kind},     {"summary", finding.summary},
+               {"frames", frames},         {"harness_frames", finding.harnessFrames},
                {"locals", finding.locals}, {"path", path},
-               {"root", finding.root},  {"objects", finding.objects},
-               {"bytes", finding.bytes}, {"fix", finding.fix}};
+               {"root", finding.root},     {"objects", finding.objects},
+               {"bytes", finding.bytes},   {"fix", finding.fix}};
     if (finding.column) out["column"] = *finding.column;
     if (finding.fixSite) out["fix_site"] = *finding.fixSite;
     if (!finding.payloadBytes.empty()) out["payload_bytes"] = finding.payloadBytes;
     if (!finding.payloadHolders.empty()) {
         json& holders = out["payload_holders"] = json::array();
         for (const PayloadHolder& holder : finding.payloadHolders)
-            holders.push_back({{"local", holder.local}, {"function", holder.function}, {"bytes", holder.bytes}});
+            holders.push_back(
+                {{"local", holder.local}, {"function", holder.function}, {"bytes", holder.bytes}});
     }
     if (!finding.allocationSites.empty()) out["allocation_sites"] = finding.allocationSites;
     if (!finding.cycleShapes.empty()) out["cycle_shapes"] = finding.cycleShapes;
@@ -339,8 +343,8 @@ void from_json(const json& in, Finding& finding) {
     }
     if (in.contains("allocation_sites")) {
         in.at("allocation_sites").get_to(finding.allocationSites);
-        finding.frames.resize(finding.frames.size() - std::min(finding.frames.size(),
-                                                               finding.allocationSites.size()));
+        finding.frames.resize(finding.frames.size() -
+                              std::min(finding.frames.size(), finding.allocationSites.size()));
     }
     if (in.contains("cycle_shapes")) {
         in.at("cycle_shapes").get_to(finding.cycleShapes);

@@ -16,8 +16,9 @@ std::string humanBytes(std::int64_t bytes) {
         value /= 1024;
         ++unit;
     }
-    return unit == 0 ? fmt::format("{} B", bytes)
-                     : fmt::format("{}{:.1f} {} ({} bytes)", bytes < 0 ? "-" : "", value, units[unit], bytes);
+    return unit == 0
+               ? fmt::format("{} B", bytes)
+               : fmt::format("{}{:.1f} {} ({} bytes)", bytes < 0 ? "-" : "", value, units[unit], bytes);
 }
 
 std::string blocksPerCall(double blocks) {

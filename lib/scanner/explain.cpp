@@ -2,9 +2,9 @@
 
 #include "lib/python/compat.h"
 #include "lib/python/text.h"
+#include "lib/report/units.h"
 #include "lib/scanner/labels.h"
 #include "lib/scanner/payloads.h"
-#include "lib/report/units.h"
 
 #include <fmt/format.h>
 
@@ -201,13 +201,13 @@ std::uintptr_t memoryOf(const Payload& payload, PyObject* object) {
 void addPayload(Footprint& total, std::unordered_set<std::uintptr_t>& counted, const Payload& payload,
                 PyObject* object) {
     if (payload.inSizeof) total.bytes -= payload.bytes;
-    if (counted.insert(memoryOf(payload, object)).second) total.payloadBytes[payload.kind] += payload.bytes;
+    if (counted.insert(memoryOf(payload, object)).second)
+        total.payloadBytes[payload.kind] += payload.bytes;
 }
 
 // Every node `start` reaches in `graph`, each once, breadth first: visit(from, node) for each but
 // `start` itself, `from` being the node whose edge reached it first.
-template <typename Visit>
-void walkFrom(const ObjectGraph& graph, NodeId start, Visit&& visit) {
+template <typename Visit> void walkFrom(const ObjectGraph& graph, NodeId start, Visit&& visit) {
     std::vector<bool> seen(graph.size(), false);
     std::deque<NodeId> pending{start};
     seen[start] = true;
@@ -381,7 +381,8 @@ std::optional<Culprit> findCulprit(const ObjectGraph& graph, const Components& c
         }
         if (at + 1 >= cycle.size()) return false;
         std::string attribute;
-        if (second.kind == "attribute" && second.label.starts_with(".")) attribute = second.label.substr(1);
+        if (second.kind == "attribute" && second.label.starts_with("."))
+            attribute = second.label.substr(1);
         if (throughDict && second.kind == "item") attribute = second.name; // the __dict__'s key
         if (attribute.empty()) return false;
         OwnedRef code = python::frameCode(reinterpret_cast<PyFrameObject*>(graph.object(frame)));
@@ -452,7 +453,8 @@ std::optional<Culprit> findCulprit(const ObjectGraph& graph, const Components& c
 // them): what the user's code keeps, by name. Each memory goes to one local (the one that holds
 // the most not yet named; a function's own variable before an argument that only passes it on),
 // at most three, most bytes first. Walks the frames reachable from `culprit` in the garbage.
-std::vector<PayloadHolder> payloadHolders(const ObjectGraph& garbage, NodeId culprit, const Payloads& payloads) {
+std::vector<PayloadHolder> payloadHolders(const ObjectGraph& garbage, NodeId culprit,
+                                          const Payloads& payloads) {
     struct Candidate {
         PayloadHolder holder;
         std::map<std::uintptr_t, const Payload*> memories; // by Payload::key
@@ -462,7 +464,8 @@ std::vector<PayloadHolder> payloadHolders(const ObjectGraph& garbage, NodeId cul
     auto payloadIn = [&](PyObject* value, Candidate& candidate) {
         auto add = [&](PyObject* object) {
             auto found = payloads.find(object);
-            if (found != payloads.end()) candidate.memories.emplace(memoryOf(found->second, object), &found->second);
+            if (found != payloads.end())
+                candidate.memories.emplace(memoryOf(found->second, object), &found->second);
         };
         add(value);
         if (PyList_Check(value) || PyTuple_Check(value)) {
@@ -494,7 +497,8 @@ std::vector<PayloadHolder> payloadHolders(const ObjectGraph& garbage, NodeId cul
         OwnedRef code = python::frameCode(reinterpret_cast<PyFrameObject*>(frame));
         const auto* raw = reinterpret_cast<PyCodeObject*>(code.get());
         const int arguments = raw->co_argcount + raw->co_kwonlyargcount +
-                              ((raw->co_flags & CO_VARARGS) ? 1 : 0) + ((raw->co_flags & CO_VARKEYWORDS) ? 1 : 0);
+                              ((raw->co_flags & CO_VARARGS) ? 1 : 0) +
+                              ((raw->co_flags & CO_VARKEYWORDS) ? 1 : 0);
         OwnedRef names = own(PyObject_GetAttrString(code.get(), "co_varnames"));
         if (!names) PyErr_Clear();
         const std::string function = frameInfo(frame).function;
@@ -508,8 +512,10 @@ std::vector<PayloadHolder> payloadHolders(const ObjectGraph& garbage, NodeId cul
             candidate.holder.local = python::textOf(name);
             candidate.holder.function = function;
             if (names && PyTuple_Check(names.get())) {
-                for (Py_ssize_t a = 0; a < std::min<Py_ssize_t>(arguments, PyTuple_GET_SIZE(names.get())); ++a)
-                    if (PyUnicode_Compare(PyTuple_GET_ITEM(names.get(), a), name) == 0) candidate.argument = true;
+                for (Py_ssize_t a = 0;
+                     a < std::min<Py_ssize_t>(arguments, PyTuple_GET_SIZE(names.get())); ++a)
+                    if (PyUnicode_Compare(PyTuple_GET_ITEM(names.get(), a), name) == 0)
+                        candidate.argument = true;
                 PyErr_Clear();
             }
             candidates.push_back(std::move(candidate));
@@ -527,8 +533,8 @@ std::vector<PayloadHolder> payloadHolders(const ObjectGraph& garbage, NodeId cul
             for (const auto& [key, payload] : candidate.memories)
                 if (!named.count(key)) bytes += payload->bytes;
             auto rank = [](const Candidate& c) { return std::make_pair(!c.argument, c.direct); };
-            const bool better =
-                bytes > bestBytes || (bytes == bestBytes && bytes > 0 && best && rank(candidate) > rank(*best));
+            const bool better = bytes > bestBytes || (bytes == bestBytes && bytes > 0 && best &&
+                                                      rank(candidate) > rank(*best));
             if (better) {
                 best = &candidate;
                 bestBytes = bytes;
@@ -555,7 +561,8 @@ std::string describeHolders(const Finding& finding) {
         std::int64_t sum = 0;
         for (const auto& [kind, bytes] : holder.bytes)
             sum += bytes;
-        names.push_back(fmt::format("`{}` of `{}` ({})", holder.local, holder.function, humanBytes(sum)));
+        names.push_back(
+            fmt::format("`{}` of `{}` ({})", holder.local, holder.function, humanBytes(sum)));
     }
     return fmt::format("; it pins {}{}", fmt::join(kinds, " and "),
                        names.empty() ? "" : fmt::format(", the most in {}", fmt::join(names, ", ")));
@@ -604,7 +611,8 @@ std::string renderRetention(const std::string& root, const std::vector<PathStep>
         }
         // A run of one edge (an f_back chain 49 frames deep) is said once, with its count.
         size_t run = 1;
-        while (i + run < steps.size() && steps[i + run].kind == step.kind && steps[i + run].label == step.label)
+        while (i + run < steps.size() && steps[i + run].kind == step.kind &&
+               steps[i + run].label == step.label)
             ++run;
         if (run > 2) {
             text += fmt::format(" -> {} (x{})", step.label, run);
@@ -653,7 +661,8 @@ struct PartlyOwned {
 // left), `own(referent)` counts what goes with the footprint (and, for a container, has
 // nextContainer() give it too).
 template <typename NextContainer, typename Own>
-void ownWhatContainersHold(std::span<const PartlyOwned> partlyFound, NextContainer&& nextContainer, Own&& own) {
+void ownWhatContainersHold(std::span<const PartlyOwned> partlyFound, NextContainer&& nextContainer,
+                           Own&& own) {
     std::unordered_map<PyObject*, std::pair<Py_ssize_t, Py_ssize_t>> partly; // seen, refcount
     for (const PartlyOwned& leaf : partlyFound)
         partly.emplace(leaf.object, std::make_pair(leaf.seen, leaf.refcount));
@@ -798,7 +807,8 @@ class WalkCursor {
 } // namespace
 
 std::vector<Footprint> footprints(const ObjectGraph& graph, const Components& components,
-                                 std::span<const std::vector<NodeId>> sourceSets, const Payloads* payloads) {
+                                  std::span<const std::vector<NodeId>> sourceSets,
+                                  const Payloads* payloads) {
     std::vector<Footprint> totals(sourceSets.size());
     // Up to 8 footprints per walk, a bit each in a byte per component.
     using Mask = std::uint8_t;
@@ -911,7 +921,9 @@ std::vector<Footprint> footprints(const ObjectGraph& graph, const Components& co
                 const ObjectGraph::Leaf leaf = graph.leaf(leafReferences[begin]);
                 Py_ssize_t seen[kPerWalk] = {};
                 size_t end = begin;
-                for (; end < leafReferences.size() && graph.leafObject(leafReferences[end]) == leaf.object; ++end) {
+                for (;
+                     end < leafReferences.size() && graph.leafObject(leafReferences[end]) == leaf.object;
+                     ++end) {
                     for (Mask bits = leafMask[leafReferences[end]]; bits != 0; bits &= bits - 1)
                         ++seen[std::countr_zero(bits)];
                 }
@@ -966,7 +978,8 @@ std::vector<Footprint> footprints(const ObjectGraph& graph, const Components& co
                 if (nextOwned + kAhead / 2 < ownedContainers.size()) {
                     PyObject* soon = ownedContainers[nextOwned + kAhead / 2];
                     if (PyDict_Check(soon)) {
-                        auto* keys = reinterpret_cast<const char*>(reinterpret_cast<PyDictObject*>(soon)->ma_keys);
+                        auto* keys = reinterpret_cast<const char*>(
+                            reinterpret_cast<PyDictObject*>(soon)->ma_keys);
                         __builtin_prefetch(keys);
                         __builtin_prefetch(keys + 64);
                     }
@@ -1012,8 +1025,8 @@ bool madeBy(const ObjectGraph& garbage, const Components& components, ComponentI
     return true;
 }
 
-ShapeGroups groupShapes(const ObjectGraph& garbage, const Components& components, std::span<const ComponentId> only,
-                        const PointerSet* madeAtImport = nullptr) {
+ShapeGroups groupShapes(const ObjectGraph& garbage, const Components& components,
+                        std::span<const ComponentId> only, const PointerSet* madeAtImport = nullptr) {
     // Grouped by the set of type objects first (no string per member: garbage of a million
     // objects is mostly cycles no frame closes), then by the names the report shows.
     std::map<std::vector<PyTypeObject*>, std::vector<ComponentId>> byTypes;
@@ -1110,10 +1123,10 @@ std::string fixFor(const Finding& finding) {
         });
     };
     // The closing local holds a task or future whose exception's traceback holds the frame.
-    const bool keepsTask =
-        !finding.path.empty() && (finding.path[0].kind == "local" || finding.path[0].kind == "cell") &&
-        (finding.path[0].to.find("Task` object") != std::string::npos ||
-         finding.path[0].to.find("Future` object") != std::string::npos);
+    const bool keepsTask = !finding.path.empty() &&
+                           (finding.path[0].kind == "local" || finding.path[0].kind == "cell") &&
+                           (finding.path[0].to.find("Task` object") != std::string::npos ||
+                            finding.path[0].to.find("Future` object") != std::string::npos);
     if (keepsTask && has({"__traceback__", "tb_frame", "tb_next"})) {
         return "A task or future kept in a local of a frame that its own exception's traceback holds: "
                "once it is done, drop the reference (`del` it, or set it to None, in a `finally`), or "
@@ -1249,7 +1262,8 @@ std::optional<int> bindingLine(PyObject* code, const std::string& name) {
 // the enclosing code is not found from the frame's globals or several statements bind it.
 std::optional<FrameInfo> cellOwnerBinding(PyObject* frame, PyObject* code, const std::string& name) {
     OwnedRef globals = own(PyObject_GetAttrString(frame, "f_globals"));
-    OwnedRef args = globals ? own(Py_BuildValue("(OOs)", globals.get(), code, name.c_str())) : OwnedRef{};
+    OwnedRef args =
+        globals ? own(Py_BuildValue("(OOs)", globals.get(), code, name.c_str())) : OwnedRef{};
     OwnedRef outer = callHelper("cell_owner", args.get());
     std::optional<FrameInfo> where;
     if (outer && PyCode_Check(outer.get())) {
@@ -1302,7 +1316,8 @@ bool onlyImportFrames(PyObject* frame) {
         PyObject* current = at.get();
         OwnedRef code = python::frameCode(reinterpret_cast<PyFrameObject*>(current));
         const bool machinery = isImportMachineryFrame(current);
-        const bool optimized = (reinterpret_cast<PyCodeObject*>(code.get())->co_flags & CO_OPTIMIZED) != 0;
+        const bool optimized =
+            (reinterpret_cast<PyCodeObject*>(code.get())->co_flags & CO_OPTIMIZED) != 0;
         chain.push_back({machinery, optimized && !machinery && !isHarnessFrame(current)});
         at = python::frameBack(reinterpret_cast<PyFrameObject*>(current));
     }
@@ -1364,13 +1379,15 @@ FrameCycles explainFrameCycles(const ObjectGraph& garbage, const Components& com
             // The first cycle of a group is the one the report shows: only it needs its chain.
             group.shown = culprit->frame;
             setPinnedFrames(finding, garbage, culprit->frame);
-            if (!finding.path.empty() && finding.path.front().kind == "local" && !finding.locals.empty()) {
+            if (!finding.path.empty() && finding.path.front().kind == "local" &&
+                !finding.locals.empty()) {
                 if (std::optional<int> line = bindingLine(code.get(), finding.locals.front())) {
                     FrameInfo where = frameInfo(frame);
                     where.line = *line;
                     group.binding = where;
                 }
-            } else if (!finding.path.empty() && finding.path.front().kind == "cell" && !finding.locals.empty()) {
+            } else if (!finding.path.empty() && finding.path.front().kind == "cell" &&
+                       !finding.locals.empty()) {
                 group.binding = cellOwnerBinding(frame, code.get(), finding.locals.front());
                 group.cellOwner = group.binding.has_value();
             }
@@ -1378,15 +1395,15 @@ FrameCycles explainFrameCycles(const ObjectGraph& garbage, const Components& com
             group.throughOwnLocals = culprit->throughOwnLocals;
             if (culprit->mechanism) {
                 FrameInfo where = frameInfo(garbage.object(*culprit->mechanism));
-                group.mechanism =
-                    fmt::format("`{}` (standard library, {}:{})", where.function, baseName(where.file), where.line);
+                group.mechanism = fmt::format("`{}` (standard library, {}:{})", where.function,
+                                              baseName(where.file), where.line);
                 group.mechanismLocal = culprit->mechanismLocal;
                 const int flags = reinterpret_cast<PyCodeObject*>(code.get())->co_flags;
                 group.contextManagerGenerator =
                     (flags & (CO_GENERATOR | CO_ASYNC_GENERATOR)) != 0 &&
                     (where.function == "_GeneratorContextManager.__exit__" ||
-                     where.function == "_AsyncGeneratorContextManager.__aexit__" || where.function == "__exit__" ||
-                     where.function == "__aexit__") &&
+                     where.function == "_AsyncGeneratorContextManager.__aexit__" ||
+                     where.function == "__exit__" || where.function == "__aexit__") &&
                     baseName(where.file) == "contextlib.py";
             }
         }
@@ -1412,7 +1429,8 @@ FrameCycles explainFrameCycles(const ObjectGraph& garbage, const Components& com
     // What the objects own beyond sys.getsizeof (tensors' storages, arrays' buffers), beside the
     // sentinels' payloads the caller gave.
     const Payloads owned = findPayloads(garbage, payloads);
-    std::vector<Footprint> pinnedBy = footprints(garbage, components, sourceSets, owned.empty() ? nullptr : &owned);
+    std::vector<Footprint> pinnedBy =
+        footprints(garbage, components, sourceSets, owned.empty() ? nullptr : &owned);
     result.total = pinnedBy.front();
     // Where a group has several instances, the one shown is the one that pins the most (a training
     // step's frames hold 3 GiB where an import's hold a few KiB): its chain and its payload holders.
@@ -1422,7 +1440,8 @@ FrameCycles explainFrameCycles(const ObjectGraph& garbage, const Components& com
             for (const auto& [member, frame] : group.instances)
                 instanceSets.push_back({member});
     if (!instanceSets.empty()) {
-        std::vector<Footprint> each = footprints(garbage, components, instanceSets, owned.empty() ? nullptr : &owned);
+        std::vector<Footprint> each =
+            footprints(garbage, components, instanceSets, owned.empty() ? nullptr : &owned);
         size_t next = 0;
         for (auto& [key, group] : groups) {
             if (group.instances.size() <= 1) continue;
@@ -1448,8 +1467,9 @@ FrameCycles explainFrameCycles(const ObjectGraph& garbage, const Components& com
         finding.summary = describeCycle(finding, group.throughOwnLocals);
         if (!owned.empty()) finding.payloadHolders = payloadHolders(garbage, group.shown, owned);
         if (!group.mechanism.empty()) {
-            finding.summary += fmt::format(", closed by {}{}", group.mechanism,
-                                           group.mechanismLocal.empty() ? "" : " with its " + group.mechanismLocal);
+            finding.summary +=
+                fmt::format(", closed by {}{}", group.mechanism,
+                            group.mechanismLocal.empty() ? "" : " with its " + group.mechanismLocal);
         }
         if (group.occurrences > 1) finding.summary += fmt::format(" ({} instances)", group.occurrences);
         finding.summary += describeHolders(finding); // what it pins that sys.getsizeof does not see
@@ -1463,21 +1483,25 @@ FrameCycles explainFrameCycles(const ObjectGraph& garbage, const Components& com
                 "Yield after the `except` clause (note the case in a variable), not inside it.",
                 group.mechanism, finding.frames.front().function);
         } else if (!group.mechanism.empty()) {
-            finding.fix = fmt::format("{} is the mechanism, not the fix site: change what `{}` does with "
-                                      "it. {}", group.mechanism, finding.frames.front().function, finding.fix);
+            finding.fix =
+                fmt::format("{} is the mechanism, not the fix site: change what `{}` does with "
+                            "it. {}",
+                            group.mechanism, finding.frames.front().function, finding.fix);
         }
         if (group.binding && group.cellOwner) {
             // The variable is the enclosing function's: its binding is what to change.
             finding.fixSite = group.binding;
-            finding.fix = fmt::format("`{}` belongs to `{}`, which binds it at line {} ({}): fix it there, not in "
-                                      "`{}`, whose frame the cell's contents keep. {}",
-                                      finding.locals.front(), group.binding->function, group.binding->line,
-                                      baseName(group.binding->file), finding.frames.front().function, finding.fix);
+            finding.fix =
+                fmt::format("`{}` belongs to `{}`, which binds it at line {} ({}): fix it there, not in "
+                            "`{}`, whose frame the cell's contents keep. {}",
+                            finding.locals.front(), group.binding->function, group.binding->line,
+                            baseName(group.binding->file), finding.frames.front().function, finding.fix);
         } else if (group.binding) {
             // The statement to change is the one that binds the local, not the `return`.
             finding.fixSite = group.binding;
-            finding.fix = fmt::format("Line {} binds `{}` ({}). {}", group.binding->line, finding.locals.front(),
-                                      baseName(group.binding->file), finding.fix);
+            finding.fix =
+                fmt::format("Line {} binds `{}` ({}). {}", group.binding->line, finding.locals.front(),
+                            baseName(group.binding->file), finding.fix);
         }
         (group.atImport ? result.atImport : findings).push_back(std::move(finding));
     }
@@ -1490,8 +1514,8 @@ FrameCycles explainFrameCycles(const ObjectGraph& garbage, const Components& com
             // What its cycles pin in all: their objects and what those own (a NumPy array's data).
             bytes.push_back(pinnedInAll(pinnedBy[set]));
         }
-        for (const CycleShape& shape : finishShapes(garbage, components, shapes, bytes, 20, &result.otherShapes,
-                                                    &result.otherObjects)) {
+        for (const CycleShape& shape : finishShapes(garbage, components, shapes, bytes, 20,
+                                                    &result.otherShapes, &result.otherObjects)) {
             std::string cycle;
             for (const PathStep& step : shape.cycle)
                 cycle += fmt::format(" --{}--> {}", step.label, step.to);
@@ -1502,8 +1526,8 @@ FrameCycles explainFrameCycles(const ObjectGraph& garbage, const Components& com
     return result;
 }
 
-std::vector<NodeId> pathFromRoot(const ObjectGraph::Reverse& reverse, std::span<const std::int64_t> external,
-                                 NodeId target) {
+std::vector<NodeId> pathFromRoot(const ObjectGraph::Reverse& reverse,
+                                 std::span<const std::int64_t> external, NodeId target) {
     // Breadth first back from the target: the first node with references from outside is the root.
     std::unordered_map<NodeId, NodeId> child{{target, target}};
     std::deque<NodeId> queue{target};

@@ -54,8 +54,8 @@ std::vector<Finding> explainRetainedFrames(const RetainedFrames& input);
 
 // The shortest path to `target` from the nearest root (a node with `external` references), root
 // first and `target` last; empty when no root reaches it.
-std::vector<NodeId> pathFromRoot(const ObjectGraph::Reverse& reverse, std::span<const std::int64_t> external,
-                                 NodeId target);
+std::vector<NodeId> pathFromRoot(const ObjectGraph::Reverse& reverse,
+                                 std::span<const std::int64_t> external, NodeId target);
 // That path as a person reads it: "keeps_locals._SCOPES[3]['payload']", or "an unknown holder".
 std::string retentionRoute(const ObjectGraph& heap, const std::vector<NodeId>& path,
                            const std::function<std::string(PyObject*)>& nameRoot);
@@ -93,7 +93,8 @@ std::vector<CycleShape> describeCycles(const ObjectGraph& garbage, const Compone
 // shapes and objects there were before the limit.
 std::vector<CycleShape> describeCyclesOf(const ObjectGraph& garbage, const Components& components,
                                          std::span<const ComponentId> only, size_t limit = 5,
-                                         std::int64_t* shapes = nullptr, std::int64_t* objects = nullptr);
+                                         std::int64_t* shapes = nullptr,
+                                         std::int64_t* objects = nullptr);
 
 // The fix pattern for a finding, chosen from the labels on its path.
 std::string fixFor(const Finding& finding);

@@ -157,9 +157,9 @@ EdgeLabel labelFromFunction(PyObject* function, PyObject* to) {
 
 std::optional<EdgeLabel> labelAttributes(PyObject* from, PyObject* to) {
     static const char* const kKnown[] = {
-        "tb_frame", "tb_next",   "__traceback__", "__context__", "__cause__",     "__self__",
-        "__func__", "gi_frame",  "cr_frame",      "ag_frame",    "cell_contents", "__wrapped__",
-        "func",     "args",      "keywords",      "fget",        "fset",          "fdel",
+        "tb_frame", "tb_next",   "__traceback__", "__context__",    "__cause__",     "__self__",
+        "__func__", "gi_frame",  "cr_frame",      "ag_frame",       "cell_contents", "__wrapped__",
+        "func",     "args",      "keywords",      "fget",           "fset",          "fdel",
         "__mro__",  "__bases__", "_objects",      "default_factory"};
     for (const char* name : kKnown) {
         OwnedRef value = attribute(from, name);
@@ -227,7 +227,8 @@ std::optional<EdgeLabel> labelDeclared(PyObject* from, PyObject* to) {
             if (member->flags & Py_RELATIVE_OFFSET) continue; // offset into a base's data
 #endif
             if (member->offset <= 0) continue;
-            PyObject* value = *reinterpret_cast<PyObject**>(reinterpret_cast<char*>(from) + member->offset);
+            PyObject* value =
+                *reinterpret_cast<PyObject**>(reinterpret_cast<char*>(from) + member->offset);
             if (value == to) return named("attribute", fmt::format(".{}", member->name), member->name);
         }
     }
@@ -240,7 +241,8 @@ std::optional<EdgeLabel> labelDeclared(PyObject* from, PyObject* to) {
                 PyErr_Clear();
                 continue;
             }
-            if (value.get() == to) return named("attribute", fmt::format(".{}", getset->name), getset->name);
+            if (value.get() == to)
+                return named("attribute", fmt::format(".{}", getset->name), getset->name);
         }
     }
     return std::nullopt;
@@ -394,7 +396,8 @@ bool isImportMachineryFrame(PyObject* frame) {
     if (!file) return false;
     const std::string_view name(file);
     // Frozen since 3.3 ("<frozen importlib._bootstrap>"); a build may run the source files.
-    return name.starts_with("<frozen importlib._bootstrap") || name.ends_with("/importlib/_bootstrap.py") ||
+    return name.starts_with("<frozen importlib._bootstrap") ||
+           name.ends_with("/importlib/_bootstrap.py") ||
            name.ends_with("/importlib/_bootstrap_external.py");
 }
 
@@ -406,15 +409,18 @@ const std::vector<std::string>& standardLibraryDirectories() {
         std::vector<std::string> out;
         python::SavedException saved;
         OwnedRef sysconfig = own(PyImport_ImportModule("sysconfig"));
-        OwnedRef paths = sysconfig ? own(PyObject_CallMethod(sysconfig.get(), "get_paths", nullptr)) : nullptr;
+        OwnedRef paths =
+            sysconfig ? own(PyObject_CallMethod(sysconfig.get(), "get_paths", nullptr)) : nullptr;
         for (const char* key : {"stdlib", "platstdlib"}) {
-            PyObject* path = paths && PyDict_Check(paths.get()) ? PyDict_GetItemString(paths.get(), key) : nullptr;
+            PyObject* path =
+                paths && PyDict_Check(paths.get()) ? PyDict_GetItemString(paths.get(), key) : nullptr;
             std::string text = utf8(path);
             if (text.empty()) continue;
             std::error_code error;
             std::string real = std::filesystem::weakly_canonical(text, error).string();
             for (const std::string& directory : {text, real}) {
-                if (!directory.empty()) out.push_back(directory.ends_with('/') ? directory : directory + "/");
+                if (!directory.empty())
+                    out.push_back(directory.ends_with('/') ? directory : directory + "/");
             }
         }
         PyErr_Clear();

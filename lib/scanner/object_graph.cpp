@@ -150,7 +150,8 @@ struct GraphBuilder {
                 const size_t firstLeaf = graph.leafObjects_.size();
                 for (; next < ends[node - start]; ++next)
                     resolve(next);
-                graph.edgeRuns_.add(static_cast<NodeId>(node), firstEdge, graph.edges_.size() - firstEdge);
+                graph.edgeRuns_.add(static_cast<NodeId>(node), firstEdge,
+                                    graph.edges_.size() - firstEdge);
                 graph.leafRuns_.add(static_cast<NodeId>(node), firstLeaf,
                                     graph.leafObjects_.size() - firstLeaf);
             }

@@ -32,7 +32,7 @@ class ObjectGraph {
     ObjectGraph& operator=(const ObjectGraph&) = delete;
 
     size_t size() const { return objects_.size(); }
-    PyObject* object(NodeId node) const { return objects_[node]; } // Borrowed reference
+    PyObject* object(NodeId node) const { return objects_[node]; }  // Borrowed reference
     std::span<PyObject* const> objects() const { return objects_; } // by node
     std::optional<NodeId> find(PyObject* object) const;
 

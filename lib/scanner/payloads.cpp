@@ -14,10 +14,10 @@ namespace py = pybind11;
 // How an object's memory is read, decided once per type.
 enum class Kind {
     kNone,
-    kTorch,         // torch.Tensor: its untyped storage, on its device
-    kNumpy,         // numpy.ndarray: a view's owning base (an owner's data is in its __sizeof__)
-    kCudaInterface, // __cuda_array_interface__ (CuPy, Numba, Warp, JAX on a GPU)
-    kDlpack,        // __dlpack__ with nbytes (JAX, and arrays like it)
+    kTorch,          // torch.Tensor: its untyped storage, on its device
+    kNumpy,          // numpy.ndarray: a view's owning base (an owner's data is in its __sizeof__)
+    kCudaInterface,  // __cuda_array_interface__ (CuPy, Numba, Warp, JAX on a GPU)
+    kDlpack,         // __dlpack__ with nbytes (JAX, and arrays like it)
     kArrayInterface, // __array_interface__ (host arrays of other libraries)
     kMmap,
     kBuffer, // the buffer protocol, where sys.getsizeof does not count the buffer
@@ -25,7 +25,7 @@ enum class Kind {
 
 // A module the program imported, or nothing: leakgate never imports a framework itself.
 py::object imported(const char* name) {
-    PyObject* modules = PyImport_GetModuleDict(); // Borrowed reference
+    PyObject* modules = PyImport_GetModuleDict();           // Borrowed reference
     PyObject* module = PyDict_GetItemString(modules, name); // Borrowed reference
     if (!module || module == Py_None) return py::object();
     return py::reinterpret_borrow<py::object>(module);
@@ -46,7 +46,8 @@ bool isSubtypeOf(PyTypeObject* type, const char* module, const char* attribute) 
         PyErr_Clear();
         return false;
     }
-    const bool result = PyType_Check(base) && PyType_IsSubtype(type, reinterpret_cast<PyTypeObject*>(base));
+    const bool result =
+        PyType_Check(base) && PyType_IsSubtype(type, reinterpret_cast<PyTypeObject*>(base));
     Py_DECREF(base);
     return result;
 }
@@ -129,7 +130,9 @@ std::optional<Payload> read(PyObject* object, Kind kind) {
             memory.inSizeof = true;
             break;
         }
-        auto isArray = [](const py::object& object) { return kindOf(Py_TYPE(object.ptr())) == Kind::kNumpy; };
+        auto isArray = [](const py::object& object) {
+            return kindOf(Py_TYPE(object.ptr())) == Kind::kNumpy;
+        };
         while (isArray(base)) {
             py::object next = base.attr("base");
             if (next.is_none()) break;
@@ -141,7 +144,7 @@ std::optional<Payload> read(PyObject* object, Kind kind) {
             memory.bytes = base.attr("nbytes").cast<std::int64_t>();
         } else if (auto owned = ownedMemory(base.ptr())) {
             owned->inSizeof = false; // this view's __sizeof__ does not count it
-            return owned; // an mmap, a tensor, a buffer
+            return owned;            // an mmap, a tensor, a buffer
         } else {
             memory.bytes = getsizeof(base.ptr());
         }
@@ -208,7 +211,8 @@ Payloads findPayloads(const ObjectGraph& graph, const Payloads* known) {
     if (known) found = *known;
     auto consider = [&](PyObject* object) {
         if (found.count(object)) return;
-        if (std::optional<Payload> memory = ownedMemory(object)) found.emplace(object, std::move(*memory));
+        if (std::optional<Payload> memory = ownedMemory(object))
+            found.emplace(object, std::move(*memory));
     };
     for (PyObject* object : graph.objects())
         consider(object);

@@ -16,9 +16,9 @@ class ObjectGraph;
 
 // The payload of one object, if it owns or views memory that sys.getsizeof leaves out (or counts
 // as the object's own): kind "device" (GPU memory) or "host" (native host memory), bytes, and the
-// address of the memory (or of the object that owns it), so that views of one storage count once. A framework is asked only
-// when the program imported it: nothing is imported here. Runs Python code (a tensor's
-// untyped_storage()); call with the GIL held, after the graph is built.
+// address of the memory (or of the object that owns it), so that views of one storage count once. A
+// framework is asked only when the program imported it: nothing is imported here. Runs Python code (a
+// tensor's untyped_storage()); call with the GIL held, after the graph is built.
 std::optional<Payload> ownedMemory(PyObject* object);
 
 // The payloads among the graph's objects and the untracked data they refer to (a footprint counts

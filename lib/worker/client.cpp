@@ -50,7 +50,8 @@ std::vector<WorkloadResult> runWorkerProcess(const WorkerRequest& request) {
     const bool forged = !outcome.resultText.empty() && !outcome.resultText.starts_with(token + "\n");
     std::vector<WorkloadResult> results;
     if (!forged && !outcome.resultText.empty()) {
-        if (auto sent = parseWorkerResults(outcome.resultText, token, chain.size())) results = std::move(*sent);
+        if (auto sent = parseWorkerResults(outcome.resultText, token, chain.size()))
+            results = std::move(*sent);
     }
     // A single worker that timed out sent nothing whole; a chain's results before it are whole.
     if (outcome.timedOut && chain.size() == 1) results.clear();
@@ -66,7 +67,8 @@ std::vector<WorkloadResult> runWorkerProcess(const WorkerRequest& request) {
             result.details["worker_lingered"] =
                 "after its result, the worker (an exit hook) or a process it started kept running "
                 "or kept its output open; its process group was killed";
-            if (outcome.orphansKilled > 0) result.details["worker_orphans_killed"] = outcome.orphansKilled;
+            if (outcome.orphansKilled > 0)
+                result.details["worker_orphans_killed"] = outcome.orphansKilled;
         }
     }
     if (whole) return results;
@@ -82,20 +84,23 @@ std::vector<WorkloadResult> runWorkerProcess(const WorkerRequest& request) {
         error.signal = outcome.signal;
         error.message = fmt::format("the worker was {}", describeSignal(*outcome.signal));
     } else if (outcome.exitCode == kChannelLostExit) {
-        error.message = "the code under test closed or replaced leakgate's result descriptor (os.closerange() "
-                        "or os.dup2() over it), so the worker sent no result and "
-                        "wrote nothing into the file that took its number";
+        error.message =
+            "the code under test closed or replaced leakgate's result descriptor (os.closerange() "
+            "or os.dup2() over it), so the worker sent no result and "
+            "wrote nothing into the file that took its number";
     } else {
         // Exited by itself before the reads sent anything: the code under test ended the process
         // (os._exit, sys.exit from a thread that was the last, an exec of another program).
-        error.message = fmt::format("the worker exited with status {} without a result (the code under test "
-                                    "ended the process before leakgate's reads: os._exit(), or os.execv() and "
-                                    "the like, which replace the worker)",
-                                    outcome.exitCode.value_or(-1));
+        error.message =
+            fmt::format("the worker exited with status {} without a result (the code under test "
+                        "ended the process before leakgate's reads: os._exit(), or os.execv() and "
+                        "the like, which replace the worker)",
+                        outcome.exitCode.value_or(-1));
     }
     if (chain.size() > 1)
-        error.message += fmt::format(" (one worker ran {}, in that order; this one's result did not come)",
-                                     fmt::join(chain, " then "));
+        error.message +=
+            fmt::format(" (one worker ran {}, in that order; this one's result did not come)",
+                        fmt::join(chain, " then "));
     for (size_t i = results.size(); i < chain.size(); ++i) {
         WorkloadResult result;
         result.workload = chain[i];
@@ -109,8 +114,8 @@ std::vector<WorkloadResult> runWorkerProcess(const WorkerRequest& request) {
 
 } // namespace
 
-std::optional<std::vector<WorkloadResult>> parseWorkerResults(const std::string& text, const std::string& token,
-                                                              size_t count) {
+std::optional<std::vector<WorkloadResult>> parseWorkerResults(const std::string& text,
+                                                              const std::string& token, size_t count) {
     const std::string prefix = token + "\n";
     if (!text.starts_with(prefix)) return std::nullopt;
     std::vector<WorkloadResult> results;
@@ -123,11 +128,13 @@ std::optional<std::vector<WorkloadResult>> parseWorkerResults(const std::string&
         // A chain's: each result its own token line, JSON and newline, up to `count` of them;
         // fewer when the worker died on the way, nothing readable when any byte is out of place.
         for (size_t at = 0; at < text.size();) {
-            if (results.size() == count || text.compare(at, prefix.size(), prefix) != 0) return std::nullopt;
+            if (results.size() == count || text.compare(at, prefix.size(), prefix) != 0)
+                return std::nullopt;
             const size_t end = text.find('\n', at + prefix.size());
             if (end == std::string::npos) return std::nullopt;
             results.push_back(
-                nlohmann::json::parse(text.substr(at + prefix.size(), end - at - prefix.size())).get<WorkloadResult>());
+                nlohmann::json::parse(text.substr(at + prefix.size(), end - at - prefix.size()))
+                    .get<WorkloadResult>());
             at = end + 1;
         }
         return results;
@@ -147,7 +154,8 @@ std::vector<WorkloadResult> runChainInWorker(const WorkerRequest& request) {
     std::vector<WorkloadResult> results = runWorkerProcess(request);
     for (size_t i = 0; i < results.size(); ++i) {
         WorkloadResult& result = results[i];
-        const WorkloadEntry& entry = findWorkload(i == 0 ? request.spec.workload : request.spec.then[i - 1]);
+        const WorkloadEntry& entry =
+            findWorkload(i == 0 ? request.spec.workload : request.spec.then[i - 1]);
         addUndecidedChecks(result, entry);
         // A check cannot pass in a run that errored: whatever it read, it did not read a clean,
         // whole measurement (docs/definitions.md, "Check statuses"). Failures stand: what was

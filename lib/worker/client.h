@@ -32,7 +32,7 @@ std::vector<WorkloadResult> runChainInWorker(const WorkerRequest& request);
 // Nothing (std::nullopt) when the text does not start with the token line or the rest is not
 // that.
 std::optional<WorkloadResult> parseWorkerResult(const std::string& text, const std::string& token);
-std::optional<std::vector<WorkloadResult>> parseWorkerResults(const std::string& text, const std::string& token,
-                                                              size_t count);
+std::optional<std::vector<WorkloadResult>> parseWorkerResults(const std::string& text,
+                                                              const std::string& token, size_t count);
 
 } // namespace leakgate::worker

@@ -1,25 +1,25 @@
 #include "lib/worker/main.h"
 
 #include "leakgate/errors.h"
-#include "lib/python/interpreter.h"
-#include "probes/leakgate_module.h"
 #include "lib/base/subprocess.h"
+#include "lib/python/interpreter.h"
 #include "lib/worker/registry.h"
 #include "lib/workloads/harness_loader.h"
+#include "probes/leakgate_module.h"
 #include "probes/probe.h"
 #include "probes/sentinel_probe.h"
 
 #include <fmt/format.h>
 
 #include <cerrno>
-#include <cstdio>
-#include <cstring>
-#include <stdexcept>
 #include <chrono>
 #include <csignal>
-#include <thread>
+#include <cstdio>
+#include <cstring>
 #include <fcntl.h>
+#include <stdexcept>
 #include <sys/stat.h>
+#include <thread>
 #include <unistd.h>
 
 namespace leakgate::worker {
@@ -93,7 +93,8 @@ void sendResult(int channel, const std::string& token, const WorkloadResult& res
         ::_exit(kChannelLostExit);
     }
     std::string text =
-        token + "\n" + nlohmann::json(result).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+        token + "\n" +
+        nlohmann::json(result).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
     if (chained) text += "\n";
     writeAll(channel, text);
 }
@@ -127,11 +128,12 @@ int execAuditHook(const char* event, PyObject* args, void*) {
     WorkloadResult result;
     result.workload = g_running.spec->workload;
     result.subject = g_running.spec->subject;
-    result.error = WorkloadError{fmt::format("the code under test called os.exec*() of {}, which replaces the "
-                                             "worker's process, before leakgate's reads: nothing was measured "
-                                             "(leakgate sent this result at the call)",
-                                             path),
-                                 std::nullopt, ""};
+    result.error =
+        WorkloadError{fmt::format("the code under test called os.exec*() of {}, which replaces the "
+                                  "worker's process, before leakgate's reads: nothing was measured "
+                                  "(leakgate sent this result at the call)",
+                                  path),
+                      std::nullopt, ""};
     g_running.told = true;
     std::fflush(stdout);
     std::fflush(stderr);
@@ -155,7 +157,9 @@ std::string readSpec(const std::string& specFd) {
     for (;;) {
         ssize_t got = ::read(fd, buffer, sizeof(buffer));
         if (got < 0 && errno == EINTR) continue;
-        if (got < 0) throw UsageError(fmt::format("worker spec: cannot read descriptor {}: {}", fd, std::strerror(errno)));
+        if (got < 0)
+            throw UsageError(
+                fmt::format("worker spec: cannot read descriptor {}: {}", fd, std::strerror(errno)));
         if (got == 0) break;
         text.append(buffer, static_cast<size_t>(got));
         if (text.size() > kMaxSpecBytes) throw UsageError("worker spec: over 256 MiB");
@@ -176,7 +180,8 @@ void recordTargetPackage(WorkloadResult& result) {
         pybind11::object version = package["version"];
         result.details["target_package"] = {
             {"name", package["name"].cast<std::string>()},
-            {"version", version.is_none() ? nlohmann::json(nullptr) : nlohmann::json(version.cast<std::string>())}};
+            {"version",
+             version.is_none() ? nlohmann::json(nullptr) : nlohmann::json(version.cast<std::string>())}};
     } catch (const pybind11::error_already_set&) {
     } catch (const pybind11::cast_error&) {
     }
@@ -208,15 +213,16 @@ WorkloadResult runOne(const workloads::WorkerSpec& spec, bool first) {
         result = entry.run(spec);
     } catch (const pybind11::error_already_set& error) {
         // Converted here, while the interpreter that raised it still lives.
-        result.error = WorkloadError{
-            fmt::format("Python error in leakgate's harness: {}", error.what()), std::nullopt, ""};
+        result.error = WorkloadError{fmt::format("Python error in leakgate's harness: {}", error.what()),
+                                     std::nullopt, ""};
     } catch (const Error& error) {
         result.error = WorkloadError{error.what(), std::nullopt, ""};
         result.error->usage = error.exitCode() == ExitCode::kUsage;
     } catch (const std::exception& error) {
         // leakgate's own fault (a pybind11 cast, a standard-library error): said as such, in a
         // result, rather than a worker that dies without one.
-        result.error = WorkloadError{fmt::format("leakgate's worker failed: {}", error.what()), std::nullopt, ""};
+        result.error =
+            WorkloadError{fmt::format("leakgate's worker failed: {}", error.what()), std::nullopt, ""};
     }
     recordTargetPackage(result);
     return result;
@@ -235,7 +241,8 @@ int workerMain(const std::string& specFd, const std::string& token) {
     const WorkloadEntry& entry = findWorkload(spec.workload);
     for (const std::string& next : spec.then) {
         if (findWorkload(next).command != entry.command)
-            throw UsageError(fmt::format("worker spec: `{}` cannot follow `{}` in one worker", next, spec.workload));
+            throw UsageError(
+                fmt::format("worker spec: `{}` cannot follow `{}` in one worker", next, spec.workload));
         chain.push_back(chain.front());
         chain.back().workload = next;
     }

@@ -23,7 +23,7 @@ struct WorkloadEntry {
     bool baseline = false;           // gate: the reference runs too, and the target is judged against it
     bool scalarTypes = false;        // gate: on the launch path, so it needs the target's `scalar_types`
     WorkloadResult (*run)(const workloads::WorkerSpec& spec) = nullptr;
-    bool launchCases = false;        // gate: the real launch, so it needs the target's `launch_cases`
+    bool launchCases = false; // gate: the real launch, so it needs the target's `launch_cases`
 };
 
 // In report order.

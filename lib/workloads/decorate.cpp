@@ -100,7 +100,8 @@ WorkloadResult runDecorate(const WorkerSpec& spec) {
     py::list depths;
     for (int depth = 1; depth <= 3; ++depth)
         depths.append(depth);
-    auto probes = gateProbes(/*onlyNewFrames=*/true, /*plannedSentinels=*/6 * static_cast<std::int64_t>(forms.size()));
+    auto probes = gateProbes(/*onlyNewFrames=*/true,
+                             /*plannedSentinels=*/6 * static_cast<std::int64_t>(forms.size()));
     measure(
         result, probes,
         [&] {

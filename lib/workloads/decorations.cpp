@@ -39,7 +39,7 @@ const std::vector<std::string> kChecks = checksOf("decorations");
 // 0.01-per-decoration rule, and a decorator that keeps anything per function is still 100 times
 // over it.
 constexpr std::int64_t kDecorations = 400;
-constexpr std::int64_t kTypePass = 50;     // functions decorated once more to name what stays
+constexpr std::int64_t kTypePass = 50; // functions decorated once more to name what stays
 
 // What one unit of a form is: a decorated function, or for a class decorator (`name(class)`) an
 // instance of the one class it decorated (the harness's decoration_body).
@@ -94,8 +94,8 @@ WorkloadResult runDecorations(const WorkerSpec& spec) {
     try {
         // One code object per function made: per form, the warm-up's, then each run's decorated
         // and undecorated loops; and the pass that names what stays (one per check).
-        py::tuple prepared = harness.attr("prepare_decorations")(
-            targetSpec(spec), directory, count * (2 * runs + 1), kTypePass * 2);
+        py::tuple prepared = harness.attr("prepare_decorations")(targetSpec(spec), directory,
+                                                                 count * (2 * runs + 1), kTypePass * 2);
         dsl = prepared[0];
         for (py::handle form : prepared[1])
             forms.push_back(python::textOf(form));
@@ -105,8 +105,7 @@ WorkloadResult runDecorations(const WorkerSpec& spec) {
         return result;
     }
     if (forms.empty()) {
-        skipAll(result, kChecks,
-                "the target has no decorator (`kernel`, `jit`, or a declared one)");
+        skipAll(result, kChecks, "the target has no decorator (`kernel`, `jit`, or a declared one)");
         return result;
     }
     const bool classForms = std::any_of(forms.begin(), forms.end(), isClassForm);
@@ -133,14 +132,17 @@ WorkloadResult runDecorations(const WorkerSpec& spec) {
                     offset += static_cast<int>(count);
                     measured.push_back(minus(decorated, undecorated));
                 }
-                json record = {{"form", form}, {"decorations", count}, {"runs", countedRunsJson(measured)},
+                json record = {{"form", form},
+                               {"decorations", count},
+                               {"runs", countedRunsJson(measured)},
                                {"flagged", json::array()}};
                 for (const Figure& figure : kFigures) {
                     std::vector<double> figures;
                     for (const CountedRun& run : measured)
                         figures.push_back(figure.of(run));
                     // Its own rule, no reference: the reference runs the same loops in its worker.
-                    if (tally.add(figure.check, figures, 0, figure.rule, [&](double, double) { return form; }))
+                    if (tally.add(figure.check, figures, 0, figure.rule,
+                                  [&](double, double) { return form; }))
                         record["flagged"].push_back(figure.check);
                 }
                 cases.push_back(std::move(record));
@@ -184,10 +186,10 @@ WorkloadResult runDecorations(const WorkerSpec& spec) {
             notCounted = fmt::format("(not counted: {})", error.what());
         }
         const Unit unit = unitOf(form);
-        const std::string reason = fmt::format(
-            "{} of {} forms: `{}` leaves {:.2f} {} per {} in every one of {} runs of {} {}",
-            tally.flaggedCases(figure.check), forms.size(), form, worst->low, figure.what, unit.one, runs, count,
-            unit.many);
+        const std::string reason =
+            fmt::format("{} of {} forms: `{}` leaves {:.2f} {} per {} in every one of {} runs of {} {}",
+                        tally.flaggedCases(figure.check), forms.size(), form, worst->low, figure.what,
+                        unit.one, runs, count, unit.many);
         result.checks.push_back({figure.check, Status::kFail, reason, amount});
         Finding finding;
         finding.kind = figure.check;
@@ -198,24 +200,24 @@ WorkloadResult runDecorations(const WorkerSpec& spec) {
         finding.cycleShapes = std::move(shapes);
         const bool instances = isClassForm(form);
         if (!cyclic) {
-            finding.fix = instances
-                              ? "Whatever the class keeps per instance must go when the instance goes: a "
-                                "registry of instances must hold them weakly (weakref.WeakSet), or drop "
-                                "them explicitly."
-                              : "Whatever the decorator keeps per function must go when the function "
-                                "goes: key caches weakly (weakref.WeakKeyDictionary, or a finalizer), or "
-                                "bound them.";
+            finding.fix =
+                instances ? "Whatever the class keeps per instance must go when the instance goes: a "
+                            "registry of instances must hold them weakly (weakref.WeakSet), or drop "
+                            "them explicitly."
+                          : "Whatever the decorator keeps per function must go when the function "
+                            "goes: key caches weakly (weakref.WeakKeyDictionary, or a finalizer), or "
+                            "bound them.";
         } else {
-            finding.fix = instances
-                              ? "Leave no reference cycle per instance: what the decorated class stores on "
-                                "an instance (a bound method of it, a closure over it, a back-pointer) "
-                                "must not lead back to it; keep a weakref.WeakMethod or make it on "
-                                "demand, or every instance a program drops waits for the collector, and "
-                                "under gc.disable() is never freed."
-                              : "Leave no reference cycle per decorated function: the decorator's "
-                                "wrapper, its closure and the function must not refer to each other "
-                                "through attributes, cells or frames, or a dropped function is never "
-                                "freed under gc.disable().";
+            finding.fix =
+                instances ? "Leave no reference cycle per instance: what the decorated class stores on "
+                            "an instance (a bound method of it, a closure over it, a back-pointer) "
+                            "must not lead back to it; keep a weakref.WeakMethod or make it on "
+                            "demand, or every instance a program drops waits for the collector, and "
+                            "under gc.disable() is never freed."
+                          : "Leave no reference cycle per decorated function: the decorator's "
+                            "wrapper, its closure and the function must not refer to each other "
+                            "through attributes, cells or frames, or a dropped function is never "
+                            "freed under gc.disable().";
         }
         result.findings.push_back(std::move(finding));
     }

@@ -7,13 +7,13 @@
 // Without a driver, a device or an echo kernel image, every check is `skip` with the reason.
 #include "lib/workloads/workload.h"
 
-#include "lib/report/checks.h"
-#include "lib/workloads/echo_kernels.h"
+#include "leakgate/allocations.h"
 #include "leakgate/errors.h"
 #include "lib/python/compat.h"
+#include "lib/report/checks.h"
+#include "lib/workloads/echo_kernels.h"
 #include "lib/workloads/harness_loader.h"
 #include "lib/workloads/scalar_cases.h"
-#include "leakgate/allocations.h"
 
 #include <pybind11/pybind11.h>
 

@@ -1,10 +1,10 @@
 #include "lib/workloads/echo_kernels.h"
 
-#include "lib/base/data_dir.h"
-#include "leakgate/errors.h"
-#include "lib/workloads/encodings.h"
-#include "lib/python/compat.h"
 #include "leakgate/allocations.h"
+#include "leakgate/errors.h"
+#include "lib/base/data_dir.h"
+#include "lib/python/compat.h"
+#include "lib/workloads/encodings.h"
 
 #include <pybind11/pybind11.h>
 

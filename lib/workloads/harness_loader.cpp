@@ -1,7 +1,7 @@
 #include "lib/workloads/harness_loader.h"
 
-#include "lib/base/data_dir.h"
 #include "leakgate/errors.h"
+#include "lib/base/data_dir.h"
 
 #include "probes/probe.h"
 
@@ -54,20 +54,29 @@ class Seal {
             const bool module = PyModule_Check(value); // `importlib`, `_leakgate`: what it calls through
             if (!function && !type && !builtin && !module) continue;
             const std::string name = where + "." + PyUnicode_AsUTF8(key);
-            Entry entry{name, py::reinterpret_borrow<py::object>(dict), py::reinterpret_borrow<py::object>(key),
-                        py::reinterpret_borrow<py::object>(value), {}, {}, {}, {}};
+            Entry entry{name,
+                        py::reinterpret_borrow<py::object>(dict),
+                        py::reinterpret_borrow<py::object>(key),
+                        py::reinterpret_borrow<py::object>(value),
+                        {},
+                        {},
+                        {},
+                        {}};
             if (function) {
                 auto* raw = reinterpret_cast<PyFunctionObject*>(value);
                 entry.code = py::reinterpret_borrow<py::object>(raw->func_code);
-                entry.defaults = py::reinterpret_borrow<py::object>(raw->func_defaults ? raw->func_defaults : Py_None);
-                entry.kwdefaults =
-                    py::reinterpret_borrow<py::object>(raw->func_kwdefaults ? raw->func_kwdefaults : Py_None);
-                entry.closure = py::reinterpret_borrow<py::object>(raw->func_closure ? raw->func_closure : Py_None);
+                entry.defaults = py::reinterpret_borrow<py::object>(
+                    raw->func_defaults ? raw->func_defaults : Py_None);
+                entry.kwdefaults = py::reinterpret_borrow<py::object>(
+                    raw->func_kwdefaults ? raw->func_kwdefaults : Py_None);
+                entry.closure =
+                    py::reinterpret_borrow<py::object>(raw->func_closure ? raw->func_closure : Py_None);
             }
             entries_.push_back(std::move(entry));
             if (type && depth_ == 0) {
                 ++depth_;
-                add(name, py::reinterpret_borrow<py::object>(reinterpret_cast<PyTypeObject*>(value)->tp_dict));
+                add(name,
+                    py::reinterpret_borrow<py::object>(reinterpret_cast<PyTypeObject*>(value)->tp_dict));
                 --depth_;
             }
         }
@@ -78,18 +87,22 @@ class Seal {
             PyObject* now = PyDict_GetItemWithError(entry.dict.ptr(), entry.key.ptr()); // Borrowed
             if (!now) PyErr_Clear();
             if (now != entry.value.ptr())
-                return fmt::format("leakgate's harness was changed under it: `{}` was {} by the code under test",
-                                   entry.name, now ? "replaced" : "deleted");
+                return fmt::format(
+                    "leakgate's harness was changed under it: `{}` was {} by the code under test",
+                    entry.name, now ? "replaced" : "deleted");
             if (!entry.code) continue;
             auto* function = reinterpret_cast<PyFunctionObject*>(now);
             auto same = [](PyObject* field, const py::object& kept) {
                 return (field ? field : Py_None) == kept.ptr();
             };
-            if (function->func_code != entry.code.ptr() || !same(function->func_defaults, entry.defaults) ||
-                !same(function->func_kwdefaults, entry.kwdefaults) || !same(function->func_closure, entry.closure))
-                return fmt::format("leakgate's harness was changed under it: the code, defaults or closure of `{}` "
-                                   "were replaced by the code under test",
-                                   entry.name);
+            if (function->func_code != entry.code.ptr() ||
+                !same(function->func_defaults, entry.defaults) ||
+                !same(function->func_kwdefaults, entry.kwdefaults) ||
+                !same(function->func_closure, entry.closure))
+                return fmt::format(
+                    "leakgate's harness was changed under it: the code, defaults or closure of `{}` "
+                    "were replaced by the code under test",
+                    entry.name);
         }
         return std::nullopt;
     }
@@ -116,22 +129,26 @@ std::optional<std::string> sealReference() {
     const std::string home = (dataDir() / "lib/data/reference").string() + "/";
     py::dict modules = py::module_::import("sys").attr("modules");
     for (const char* name : {"leakgate_reference", "leakgate_reference.scalars"}) {
-        if (!modules.contains(name)) return fmt::format("the reference runtime has no module `{}`", name);
+        if (!modules.contains(name))
+            return fmt::format("the reference runtime has no module `{}`", name);
         py::object module = modules[name];
         py::object file = py::getattr(module, "__file__", py::none());
         const std::string path = file.is_none() ? std::string() : py::str(file).cast<std::string>();
         if (!path.starts_with(home))
-            return fmt::format("the reference runtime's `{}` is not leakgate's own ({}): the code under test "
-                               "put another in its place",
-                               name, path.empty() ? "no file" : path);
+            return fmt::format(
+                "the reference runtime's `{}` is not leakgate's own ({}): the code under test "
+                "put another in its place",
+                name, path.empty() ? "no file" : path);
         seal->add(name, module.attr("__dict__"));
     }
     return std::nullopt;
 }
 
 py::module_ loadHarness() {
-    py::list(py::module_::import("sys").attr("path")).insert(0, (dataDir() / "lib/data/reference").string());
-    py::module_ harness = loadOwnModule("lib/workloads/harness.py", kHarnessModule, "<leakgate:harness>");
+    py::list(py::module_::import("sys").attr("path"))
+        .insert(0, (dataDir() / "lib/data/reference").string());
+    py::module_ harness =
+        loadOwnModule("lib/workloads/harness.py", kHarnessModule, "<leakgate:harness>");
     auto seal = std::make_shared<Seal>();
     seal->add(kHarnessModule, harness.attr("__dict__"));
     seal->add("_leakgate", py::module_::import("_leakgate").attr("__dict__"));

@@ -4,18 +4,18 @@
 // incident's training loop, RSS over steps; the gate compares target and reference slopes).
 #include "lib/workloads/workload.h"
 
-#include "lib/report/checks.h"
-#include "lib/workloads/encodings.h"
+#include "leakgate/allocations.h"
 #include "leakgate/errors.h"
 #include "lib/python/compat.h"
-#include "lib/python/text.h"
 #include "lib/python/gc_debug_guard.h"
+#include "lib/python/text.h"
+#include "lib/report/checks.h"
 #include "lib/report/units.h"
 #include "lib/scanner/explain.h"
+#include "lib/workloads/encodings.h"
 #include "lib/workloads/harness_loader.h"
 #include "lib/workloads/launch_protocol.h"
 #include "lib/workloads/scalar_cases.h"
-#include "leakgate/allocations.h"
 #include "probes/probe.h"
 
 #include <pybind11/pybind11.h>
@@ -91,8 +91,9 @@ WorkloadResult runLaunch(const WorkerSpec& spec) {
     try {
         referenceTypes = harness.attr("prepare_reference")();
     } catch (py::error_already_set& error) {
-        result.error = WorkloadError{fmt::format("the reference runtime could not be imported: {}", error.what()),
-                                     std::nullopt, ""};
+        result.error =
+            WorkloadError{fmt::format("the reference runtime could not be imported: {}", error.what()),
+                          std::nullopt, ""};
         return result;
     }
     if (std::optional<std::string> wrong = sealReference()) {
@@ -110,7 +111,8 @@ WorkloadResult runLaunch(const WorkerSpec& spec) {
             [&] {
                 forEachCase(harness, referenceTypes,
                             [&](const ScalarType& type, py::handle value, int form, py::object call) {
-                                referenceRuns[caseName(type, value, form)] = measureRuns(call, warmup, runs, calls);
+                                referenceRuns[caseName(type, value, form)] =
+                                    measureRuns(call, warmup, runs, calls);
                             });
             },
             "launch-");
@@ -137,32 +139,35 @@ WorkloadResult runLaunch(const WorkerSpec& spec) {
     measure(
         result, probes,
         [&] {
-            forEachCase(harness, targetTypes, [&](const ScalarType& type, py::handle value, int form,
-                                                  py::object targetCall) {
-                const std::string where = caseName(type, value, form);
-                auto reference = referenceRuns.find(where);
-                const std::vector<Run>& referenceRunsOfCase =
-                    reference == referenceRuns.end() ? noRuns : reference->second;
-                const std::vector<Run> targetRuns = measureRuns(targetCall, warmup, runs, calls);
-                json entry = {{"type", type.name},
-                              {"value", valueRepr(value)},
-                              {"form", kForms[form]},
-                              {"target", runsJson(targetRuns)},
-                              {"reference", reference == referenceRuns.end() ? json(nullptr)
-                                                                             : runsJson(referenceRunsOfCase)},
-                              {"flagged", json::array()}};
-                ++caseCount;
-                for (const Metric& metric : kMetrics) {
-                    auto describe = [&](double low, double referenceHigh) {
-                        return fmt::format("{}: {:.2f} {} per call (reference: {:.2f}) in every one of {} runs "
-                                           "of {} calls",
-                                           where, low, metric.what, referenceHigh, runs, calls);
-                    };
-                    if (tally.add(metric, targetRuns, referenceRunsOfCase, describe, targetCall))
-                        entry["flagged"].push_back(metric.check);
-                }
-                cases.push_back(std::move(entry));
-            });
+            forEachCase(
+                harness, targetTypes,
+                [&](const ScalarType& type, py::handle value, int form, py::object targetCall) {
+                    const std::string where = caseName(type, value, form);
+                    auto reference = referenceRuns.find(where);
+                    const std::vector<Run>& referenceRunsOfCase =
+                        reference == referenceRuns.end() ? noRuns : reference->second;
+                    const std::vector<Run> targetRuns = measureRuns(targetCall, warmup, runs, calls);
+                    json entry = {{"type", type.name},
+                                  {"value", valueRepr(value)},
+                                  {"form", kForms[form]},
+                                  {"target", runsJson(targetRuns)},
+                                  {"reference", reference == referenceRuns.end()
+                                                    ? json(nullptr)
+                                                    : runsJson(referenceRunsOfCase)},
+                                  {"flagged", json::array()}};
+                    ++caseCount;
+                    for (const Metric& metric : kMetrics) {
+                        auto describe = [&](double low, double referenceHigh) {
+                            return fmt::format(
+                                "{}: {:.2f} {} per call (reference: {:.2f}) in every one of {} runs "
+                                "of {} calls",
+                                where, low, metric.what, referenceHigh, runs, calls);
+                        };
+                        if (tally.add(metric, targetRuns, referenceRunsOfCase, describe, targetCall))
+                            entry["flagged"].push_back(metric.check);
+                    }
+                    cases.push_back(std::move(entry));
+                });
         },
         "launch-");
     result.details["cases"] = std::move(cases);
@@ -381,8 +386,8 @@ WorkloadResult runSoak(const WorkerSpec& spec) {
     measure(
         result, probes,
         [&] {
-            py::tuple outcome = harness.attr("soak")(types, steps, seconds, sampleEvery,
-                                                     spec.soakMaxGrowthBytes);
+            py::tuple outcome =
+                harness.attr("soak")(types, steps, seconds, sampleEvery, spec.soakMaxGrowthBytes);
             series = outcome[0];
             capped = outcome[1].cast<bool>();
         },
@@ -416,14 +421,15 @@ WorkloadResult runSoak(const WorkerSpec& spec) {
                               {"stopped_at_max_growth", capped}};
     if (!result.ok()) return result;
     // The gate decides the status from both slopes (lib/commands/gate.cpp); alone, this is the figure.
-    result.checks.push_back({"soak-growth", Status::kPass,
-                             fmt::format("RSS grows {} per 1000 steps over {} steps ({} in all{})",
-                                         humanBytes(static_cast<std::int64_t>(perThousand)), totalSteps,
-                                         humanBytes(static_cast<std::int64_t>(growth)),
-                                         capped ? fmt::format("; stopped at the {} cap before the budget",
-                                                              humanBytes(spec.soakMaxGrowthBytes))
-                                                : ""),
-                             static_cast<std::int64_t>(perThousand)});
+    result.checks.push_back(
+        {"soak-growth", Status::kPass,
+         fmt::format("RSS grows {} per 1000 steps over {} steps ({} in all{})",
+                     humanBytes(static_cast<std::int64_t>(perThousand)), totalSteps,
+                     humanBytes(static_cast<std::int64_t>(growth)),
+                     capped ? fmt::format("; stopped at the {} cap before the budget",
+                                          humanBytes(spec.soakMaxGrowthBytes))
+                            : ""),
+         static_cast<std::int64_t>(perThousand)});
     return result;
 }
 

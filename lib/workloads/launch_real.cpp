@@ -6,10 +6,11 @@
 //   launch-real-cyclic-garbage:  objects one DEBUG_SAVEALL collection finds;
 //   launch-real-retained:        blocks still allocated after that collection: kept, not garbage.
 // The allocator calls per launch are reported with them, not judged: a launch through Python
-// allocates, and the reference's cached packer hardly does. Each check is judged by the every-run rule against the reference launch in the same worker: on CUDA,
-// leakgate's echo kernel through cuLaunchKernel with the reference runtime's packer; on the CPU
-// (a DSL that launches there, and says so in `launch_devices`), a launch that keeps nothing.
-// Without a GPU, and with no CPU launch, every check is `skip` with the driver's reason.
+// allocates, and the reference's cached packer hardly does. Each check is judged by the every-run rule
+// against the reference launch in the same worker: on CUDA, leakgate's echo kernel through
+// cuLaunchKernel with the reference runtime's packer; on the CPU (a DSL that launches there, and says so
+// in `launch_devices`), a launch that keeps nothing. Without a GPU, and with no CPU launch, every check
+// is `skip` with the driver's reason.
 #include "lib/workloads/workload.h"
 
 #include "leakgate/allocations.h"
@@ -69,7 +70,8 @@ constexpr const char* kRetainedCheck = "retained"; // its key in the tally
 
 bool anyShapeHolds(const std::vector<CycleShapeCount>& shapes, std::string_view type) {
     return std::ranges::any_of(shapes, [&](const CycleShapeCount& shape) {
-        return shape.types.find(type) != std::string::npos || shape.cycle.find(type) != std::string::npos;
+        return shape.types.find(type) != std::string::npos ||
+               shape.cycle.find(type) != std::string::npos;
     });
 }
 
@@ -84,8 +86,10 @@ std::string launchCycleFix(const std::vector<CycleShapeCount>& shapes) {
                "collector runs. Define the helpers once, outside the call (module level, or methods), "
                "or break the cycle before returning (`del` the helper).";
     }
-    if (anyShapeHolds(shapes, "_objects") || anyShapeHolds(shapes, "c_void_p") || anyShapeHolds(shapes, "LP_")) {
-        return "Leave no reference cycle per launch: ctypes.cast(pointer(x), c_void_p) stores the pointer "
+    if (anyShapeHolds(shapes, "_objects") || anyShapeHolds(shapes, "c_void_p") ||
+        anyShapeHolds(shapes, "LP_")) {
+        return "Leave no reference cycle per launch: ctypes.cast(pointer(x), c_void_p) stores the "
+               "pointer "
                "in its own _objects dict (CPython bpo-12836); build the launch's argument pointers "
                "without it and reuse what depends only on the kernel and the argument types.";
     }
@@ -150,8 +154,8 @@ WorkloadResult runRealLaunch(const WorkerSpec& spec) {
         bodies = harness.attr("real_launch_cases")(target, device);
     } catch (py::error_already_set& error) {
         result.error = WorkloadError{
-            fmt::format("the target's launch_cases({:?}) failed: {}", device, error.what()), std::nullopt,
-            ""};
+            fmt::format("the target's launch_cases({:?}) failed: {}", device, error.what()),
+            std::nullopt, ""};
         return result;
     }
     probes::AllocationCounter::install();
@@ -171,11 +175,13 @@ WorkloadResult runRealLaunch(const WorkerSpec& spec) {
                     countedRun(launch, warmup); // the case's first launches: the DSL's code raises here
                 } catch (py::error_already_set& error) {
                     const std::string where = raisedAt(error);
-                    const std::string raised = py::str(error.type().attr("__name__")).cast<std::string>() +
-                                               ": " + py::str(error.value()).cast<std::string>();
-                    result.error = WorkloadError{fmt::format("the target's launch case `{}` raised {}{}", name,
-                                                             raised, where.empty() ? "" : " " + where),
-                                                 std::nullopt, ""};
+                    const std::string raised =
+                        py::str(error.type().attr("__name__")).cast<std::string>() + ": " +
+                        py::str(error.value()).cast<std::string>();
+                    result.error =
+                        WorkloadError{fmt::format("the target's launch case `{}` raised {}{}", name,
+                                                  raised, where.empty() ? "" : " " + where),
+                                      std::nullopt, ""};
                     return;
                 }
                 countedRun(noop, warmup);
@@ -219,11 +225,13 @@ WorkloadResult runRealLaunch(const WorkerSpec& spec) {
                 for (const CountedRun& run : referenceRuns)
                     referenceHigh = std::max(referenceHigh, run.retained);
                 auto describeRetained = [&](double low, double compared) {
-                    return fmt::format("{}: {:.2f} {} per launch (reference, {}: {:.2f}) in every one of {} runs of "
-                                       "{} launches",
-                                       name, low, kRetainedWhat, referenceName, compared, runs, calls);
+                    return fmt::format(
+                        "{}: {:.2f} {} per launch (reference, {}: {:.2f}) in every one of {} runs of "
+                        "{} launches",
+                        name, low, kRetainedWhat, referenceName, compared, runs, calls);
                 };
-                if (tally.add(kRetainedCheck, retained, referenceHigh, kEpsilonPerCall, describeRetained, launch))
+                if (tally.add(kRetainedCheck, retained, referenceHigh, kEpsilonPerCall, describeRetained,
+                              launch))
                     record["flagged"].push_back("retained");
                 cases.push_back(std::move(record));
             }
@@ -254,11 +262,11 @@ WorkloadResult runRealLaunch(const WorkerSpec& spec) {
                  tally.amount(metric)});
             continue;
         }
-        result.checks.push_back({check, Status::kFail,
-                                 fmt::format("{} of {} cases exceed the reference on {}; worst {}",
-                                             tally.flaggedCases(metric), caseCount, device,
-                                             worst->reason),
-                                 tally.amount(metric)});
+        result.checks.push_back(
+            {check, Status::kFail,
+             fmt::format("{} of {} cases exceed the reference on {}; worst {}",
+                         tally.flaggedCases(metric), caseCount, device, worst->reason),
+             tally.amount(metric)});
         const bool isCycles = std::string(metric.check) == "cyclic-garbage";
         Finding finding;
         finding.kind = check;
@@ -290,10 +298,11 @@ WorkloadResult runRealLaunch(const WorkerSpec& spec) {
              retainedAmount});
     } else {
         const std::string& reason = retainedWorst->reason;
-        result.checks.push_back({"launch-real-retained", Status::kFail,
-                                 fmt::format("{} of {} cases keep blocks per launch on {}; worst {}",
-                                             tally.flaggedCases(kRetainedCheck), caseCount, device, reason),
-                                 retainedAmount});
+        result.checks.push_back(
+            {"launch-real-retained", Status::kFail,
+             fmt::format("{} of {} cases keep blocks per launch on {}; worst {}",
+                         tally.flaggedCases(kRetainedCheck), caseCount, device, reason),
+             retainedAmount});
         Finding finding;
         finding.kind = "launch-real-retained";
         finding.summary = reason;

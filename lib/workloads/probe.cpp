@@ -164,19 +164,24 @@ class PythonProbe final : public probes::Probe {
             throw UsageError(fmt::format("{}() decided `{}`, which is not in the plug-in's CHECKS ({})",
                                          hook, decided.name, fmt::join(checks_, ", ")));
         const std::string status = check.contains("status") ? python::textOf(check["status"]) : "";
-        if (status == "pass") decided.status = Status::kPass;
-        else if (status == "fail") decided.status = Status::kFail;
-        else if (status == "skip") decided.status = Status::kSkip;
-        else if (status == "error") decided.status = Status::kError;
+        if (status == "pass")
+            decided.status = Status::kPass;
+        else if (status == "fail")
+            decided.status = Status::kFail;
+        else if (status == "skip")
+            decided.status = Status::kSkip;
+        else if (status == "error")
+            decided.status = Status::kError;
         else
-            throw UsageError(fmt::format("{}() returned `{}` with status `{}`: pass, fail, skip or error",
-                                         hook, decided.name, status));
+            throw UsageError(
+                fmt::format("{}() returned `{}` with status `{}`: pass, fail, skip or error", hook,
+                            decided.name, status));
         if (check.contains("reason")) decided.reason = python::textOf(check["reason"]);
         if (check.contains("amount") && !check["amount"].is_none()) {
             py::object amount = check["amount"];
             if (!py::isinstance<py::int_>(amount) || py::isinstance<py::bool_>(amount))
-                throw UsageError(fmt::format("{}() returned `{}` with an amount that is not an int", hook,
-                                             decided.name));
+                throw UsageError(fmt::format("{}() returned `{}` with an amount that is not an int",
+                                             hook, decided.name));
             decided.amount = amount.cast<std::int64_t>();
         }
         if (std::any_of(result.checks.begin(), result.checks.end(),
@@ -196,7 +201,7 @@ struct Plugin {
     std::vector<std::string> checks; // what it decides; its file's stem until it says
     probes::ProbeList probes;
     std::function<void(py::handle target)> workload;
-    std::optional<std::string> error; // it could not be loaded
+    std::optional<std::string> error;        // it could not be loaded
     std::unique_ptr<DynamicLibrary> library; // a C++ plug-in's code
 };
 
@@ -276,7 +281,8 @@ void loadCxxPlugin(Plugin& plugin, const std::string& path, const std::string& r
     try {
         entry->register_probes(&registration);
     } catch (...) {
-        plugin.error = fmt::format("{} threw at registration: {}", plugin.origin, describeCurrentException());
+        plugin.error =
+            fmt::format("{} threw at registration: {}", plugin.origin, describeCurrentException());
         return;
     }
     if (registration.probes.empty()) {
@@ -312,8 +318,10 @@ WorkloadResult runProbe(const WorkerSpec& spec) {
     plugin.origin = fmt::format("probe plug-in {}", path.filename().string());
     plugin.checks = {probeFallbackCheck(spec.probe)};
     py::module_ harness = loadHarness();
-    if (path.extension() == ".py") loadPythonPlugin(plugin, spec.probe, harness);
-    else loadCxxPlugin(plugin, spec.probe, toString(spec.role));
+    if (path.extension() == ".py")
+        loadPythonPlugin(plugin, spec.probe, harness);
+    else
+        loadCxxPlugin(plugin, spec.probe, toString(spec.role));
     result.details["probe_checks"] = plugin.checks;
     auto failAll = [&](const std::string& message) {
         result.error = WorkloadError{message, std::nullopt, ""};
@@ -341,11 +349,14 @@ WorkloadResult runProbe(const WorkerSpec& spec) {
         probes.push_back(std::move(probe));
     measure(result, probes, [&] {
         try {
-            if (plugin.workload) plugin.workload(target);
-            else harness.attr("load_target")(targetSpec(spec));
+            if (plugin.workload)
+                plugin.workload(target);
+            else
+                harness.attr("load_target")(targetSpec(spec));
         } catch (...) {
             result.error = WorkloadError{
-                fmt::format("{} raised: {}", plugin.workload ? plugin.origin + "'s workload" : "the target's import",
+                fmt::format("{} raised: {}",
+                            plugin.workload ? plugin.origin + "'s workload" : "the target's import",
                             describeCurrentException()),
                 std::nullopt, ""};
         }
@@ -356,8 +367,9 @@ WorkloadResult runProbe(const WorkerSpec& spec) {
                          [&](const CheckResult& check) { return check.name == name; })) {
             result.checks.push_back(
                 {name, Status::kError,
-                 result.error ? result.error->message
-                              : fmt::format("{} decided nothing at any of the three reads", plugin.origin),
+                 result.error
+                     ? result.error->message
+                     : fmt::format("{} decided nothing at any of the three reads", plugin.origin),
                  std::nullopt});
         }
     }

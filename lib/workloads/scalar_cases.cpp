@@ -1,12 +1,12 @@
-#include "lib/python/text.h"
 #include "lib/workloads/scalar_cases.h"
+#include "lib/python/text.h"
 
 #include "probes/probe.h"
 
-#include "lib/workloads/launch_protocol.h"
 #include "lib/python/gc_debug_guard.h"
-#include "lib/workloads/harness_loader.h"
 #include "lib/scanner/explain.h"
+#include "lib/workloads/harness_loader.h"
+#include "lib/workloads/launch_protocol.h"
 
 #include <fmt/format.h>
 
@@ -33,7 +33,8 @@ void skipAll(WorkloadResult& result, const std::vector<std::string>& checks, con
 }
 
 std::optional<std::pair<py::dict, py::dict>> scalarTypesOrSkip(WorkloadResult& result,
-                                                               py::module_& harness, const WorkerSpec& spec,
+                                                               py::module_& harness,
+                                                               const WorkerSpec& spec,
                                                                const std::vector<std::string>& checks) {
     std::pair<py::dict, py::dict> types;
     try {
@@ -221,7 +222,9 @@ void addKept(Finding& finding, KeptAlive kept, const std::string& perWhat) {
         types.push_back(fmt::format("{:.2f} `{}`", type.perCall, type.type));
     for (const KeptHolder& holder : kept.holders)
         holders.push_back(fmt::format("`{}` held by {}", holder.type, holder.route));
-    if (!types.empty()) finding.summary += fmt::format("; objects left alive per {}: {}", perWhat, fmt::join(types, ", "));
+    if (!types.empty())
+        finding.summary +=
+            fmt::format("; objects left alive per {}: {}", perWhat, fmt::join(types, ", "));
     if (!holders.empty()) finding.summary += fmt::format("; {}", fmt::join(holders, "; "));
     finding.keptTypes = std::move(kept.types);
     finding.keptHolders = std::move(kept.holders);
@@ -233,8 +236,9 @@ Run perCall(const probes::AllocationCounts& counts, std::int64_t cyclicGarbage, 
             divide(static_cast<double>(counts.netBlocks())), divide(static_cast<double>(cyclicGarbage))};
 }
 
-bool MetricTally::add(const std::string& check, const std::vector<double>& runs, double compared, double margin,
-                      const std::function<std::string(double, double)>& describe, py::object call) {
+bool MetricTally::add(const std::string& check, const std::vector<double>& runs, double compared,
+                      double margin, const std::function<std::string(double, double)>& describe,
+                      py::object call) {
     const double low = runs.empty() ? 0 : *std::min_element(runs.begin(), runs.end());
     double& highest = highest_[check];
     highest = std::max(highest, low);
@@ -246,7 +250,8 @@ bool MetricTally::add(const std::string& check, const std::vector<double>& runs,
     return true;
 }
 
-bool MetricTally::add(const Metric& metric, const std::vector<Run>& target, const std::vector<Run>& reference,
+bool MetricTally::add(const Metric& metric, const std::vector<Run>& target,
+                      const std::vector<Run>& reference,
                       const std::function<std::string(double, double)>& describe, py::object call) {
     std::vector<double> runs;
     for (const Run& run : target)

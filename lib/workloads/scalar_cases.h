@@ -2,10 +2,10 @@
 // values that probe each encoding rule, and the bytes each must pack to.
 #pragma once
 
-#include "lib/workloads/encodings.h"
-#include "leakgate/report.h"
-#include "lib/workloads/spec.h"
 #include "leakgate/allocations.h"
+#include "leakgate/report.h"
+#include "lib/workloads/encodings.h"
+#include "lib/workloads/spec.h"
 
 #include <nlohmann/json.hpp>
 #include <pybind11/pybind11.h>
@@ -109,7 +109,7 @@ inline constexpr Metric kCyclicGarbageMetric{"cyclic-garbage", "objects entering
 // check's amount, flagged or not), how many cases were flagged, and the one that exceeds its limit
 // by most.
 class MetricTally {
-public:
+  public:
     struct Worst {
         double low = 0;    // the case's figure: its lowest run
         double excess = 0; // over what it was compared with
@@ -137,7 +137,7 @@ public:
     int flaggedCases(const std::string& check) const;
     int flaggedCases(const Metric& metric) const { return flaggedCases(metric.check); }
 
-private:
+  private:
     std::map<std::string, double> highest_;
     std::map<std::string, Worst> worst_;
     std::map<std::string, int> flagged_;

@@ -113,7 +113,6 @@ HeapTally tallyHeap() {
     return {static_cast<std::int64_t>(heap.size()), scanner::summedSizeof(heap)};
 }
 
-
 // A module run as `python -m` runs it (runpy's own lookup, sys.path[0] the working directory,
 // argv[0] the module's file), but evaluated from C like a script: no runpy frame sits under it.
 // Returns the code, or nothing when the module cannot be found (a usage error in `result`).
@@ -124,8 +123,8 @@ py::object prepareModule(const WorkerSpec& spec, py::dict& globals, WorkloadResu
     try {
         details = py::module_::import("runpy").attr("_get_module_details")(spec.module);
     } catch (py::error_already_set& error) {
-        result.error = WorkloadError{fmt::format("scan -m {}: {}", spec.module, python::textOf(error.value())),
-                                     std::nullopt, ""};
+        result.error = WorkloadError{
+            fmt::format("scan -m {}: {}", spec.module, python::textOf(error.value())), std::nullopt, ""};
         result.error->usage = true;
         return py::object();
     }
@@ -156,7 +155,8 @@ WorkloadResult runScript(const WorkerSpec& spec) {
         const std::string script = std::filesystem::absolute(spec.script).string();
         const std::string source = readSource(script);
         py::module_ sys = py::module_::import("sys");
-        py::list(sys.attr("path")).insert(0, python::fsText(std::filesystem::path(script).parent_path().string()));
+        py::list(sys.attr("path"))
+            .insert(0, python::fsText(std::filesystem::path(script).parent_path().string()));
         globals["__file__"] = python::fsText(script);
         globals["__cached__"] = py::none();
         // A script that does not compile is the script's error, reported as python reports it.
@@ -184,8 +184,8 @@ WorkloadResult runScript(const WorkerSpec& spec) {
     probes.push_back(probes::makeImportMarksProbe(imports));
     auto others = std::make_shared<probes::OtherCycles>();
     probes.push_back(probes::makeFrameCycleProbe(others, imports, spec.cycleBytes));
-    probes.push_back(probes::makeCyclicGarbageProbe(
-        {spec.cycleInstances, spec.cycleBytes, spec.traceSites}, others));
+    probes.push_back(
+        probes::makeCyclicGarbageProbe({spec.cycleInstances, spec.cycleBytes, spec.traceSites}, others));
     probes.push_back(probes::makeRetainedFrameProbe(false, imports, spec.cycleBytes));
     probes.push_back(probes::makeHeldGrowthProbe({spec.heldEntries, spec.heldBytes}));
     // A script may place sentinels of its own (`_leakgate.sentinel`, `device_sentinel`, `track`):
@@ -212,7 +212,8 @@ WorkloadResult runScript(const WorkerSpec& spec) {
         const HeapTally afterHooks = tallyHeap();
         const std::int64_t objects = beforeHooks.objects - afterHooks.objects;
         const std::int64_t bytes = beforeHooks.bytes - afterHooks.bytes;
-        result.details["exit_hooks"] = {{"callbacks", callbacks}, {"objects_freed", objects}, {"bytes_freed", bytes}};
+        result.details["exit_hooks"] = {
+            {"callbacks", callbacks}, {"objects_freed", objects}, {"bytes_freed", bytes}};
         if (objects > 0) {
             result.notes.push_back(fmt::format(
                 "the {} atexit callback{} ran after the reads and freed {} tracked object{} ({}); the "
@@ -227,11 +228,11 @@ WorkloadResult runScript(const WorkerSpec& spec) {
         for (CheckResult& check : result.checks) {
             if (check.name != "sentinels") continue;
             check.status = Status::kError;
-            check.reason = fmt::format("{} collection{} the program started ran while its sentinels were alive "
-                                       "(the first: {}), so their verdicts are not measured",
-                                       probes::foreignCollections().size(),
-                                       probes::foreignCollections().size() == 1 ? "" : "s",
-                                       probes::foreignCollections().front().startedBy);
+            check.reason = fmt::format(
+                "{} collection{} the program started ran while its sentinels were alive "
+                "(the first: {}), so their verdicts are not measured",
+                probes::foreignCollections().size(), probes::foreignCollections().size() == 1 ? "" : "s",
+                probes::foreignCollections().front().startedBy);
             check.amount.reset();
         }
     }
@@ -240,8 +241,9 @@ WorkloadResult runScript(const WorkerSpec& spec) {
         // device-memory check measured only where the program used CUDA itself (its own memory,
         // read through torch, CuPy and cuMemGetInfo).
         std::erase_if(result.checks, [](const CheckResult& check) {
-            return check.name == "sentinels" || (check.name == "device-memory" && check.status == Status::kSkip &&
-                                                 check.reason.starts_with("the program did not use CUDA"));
+            return check.name == "sentinels" ||
+                   (check.name == "device-memory" && check.status == Status::kSkip &&
+                    check.reason.starts_with("the program did not use CUDA"));
         });
     }
     return result;

@@ -51,7 +51,7 @@ struct WorkerSpec {
     // Workloads run after it in the same process, each its own measurement and result: the gate's
     // `import` then `decorate`, which imports the target once instead of twice.
     std::vector<std::string> then;
-    std::string subject;  // what the result is about: the script, the target, the lint paths
+    std::string subject; // what the result is about: the script, the target, the lint paths
     python::Environment environment;
     std::vector<std::string> argv; // sys.argv of the embedded interpreter
 

@@ -22,7 +22,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, size_t size) {
         const nlohmann::json twice = again;
         if (once != twice) fuzz::fail("a result read back from its own encoding encodes differently");
     };
-    if (std::optional<WorkloadResult> result = worker::parseWorkerResult(text, kToken)) survives(*result);
+    if (std::optional<WorkloadResult> result = worker::parseWorkerResult(text, kToken))
+        survives(*result);
     if (auto chain = worker::parseWorkerResults(text, kToken, 2)) {
         if (chain->size() > 2) fuzz::fail("a chain of two read more than two results");
         for (const WorkloadResult& result : *chain)

@@ -30,7 +30,8 @@ namespace {
 
 void throwIfIn(const char* phase) {
     const char* where = std::getenv("LEAKGATE_TEST_THROW_IN");
-    if (where && std::string(where) == phase) throw std::runtime_error(std::string("thrown in ") + phase);
+    if (where && std::string(where) == phase)
+        throw std::runtime_error(std::string("thrown in ") + phase);
 }
 
 class ThrowingProbe final : public leakgate::probes::Probe {
@@ -38,7 +39,9 @@ class ThrowingProbe final : public leakgate::probes::Probe {
     std::string_view name() const override { return "throwing-probe"; }
     void before() override { throwIfIn("before"); }
     void afterReturn(leakgate::WorkloadResult&) override { throwIfIn("afterReturn"); }
-    void inGarbage(std::span<PyObject* const>, leakgate::WorkloadResult&) override { throwIfIn("inGarbage"); }
+    void inGarbage(std::span<PyObject* const>, leakgate::WorkloadResult&) override {
+        throwIfIn("inGarbage");
+    }
     void afterCollection(leakgate::WorkloadResult& result) override {
         throwIfIn("afterCollection");
         result.checks.push_back({"throwing-probe", leakgate::Status::kPass, "threw nowhere", 0});

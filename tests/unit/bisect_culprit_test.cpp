@@ -17,18 +17,22 @@ Finding frameCycle(const std::string& function, const std::string& file) {
 
 // The sentinel probe's holders, as its result's details carry them.
 void heldBy(WorkloadResult& result, const std::string& route) {
-    result.details["never_freed_held_by"] = nlohmann::json::array({{{"route", route}, {"sentinels", 1}, {"bytes", 8388608}}});
+    result.details["never_freed_held_by"] =
+        nlohmann::json::array({{{"route", route}, {"sentinels", 1}, {"bytes", 8388608}}});
 }
 
 TEST(BisectCulprit, NeverFreedSentinelsBlameTheirHolderNotTheFrameCycleBesideThem) {
     WorkloadResult result;
     result.findings.push_back(frameCycle("wrap", "_symbolic_trace.py"));
-    CheckResult sentinels{"import-sentinels", Status::kFail, "1 of 1 sentinels outlived their frames", 8388608};
-    heldBy(result, "sys.modules['torch.cuda']._PYNVML_ERR -> __traceback__ -> tb_frame -> f_back (x17) -> local "
-                   "`sentinel`");
+    CheckResult sentinels{"import-sentinels", Status::kFail, "1 of 1 sentinels outlived their frames",
+                          8388608};
+    heldBy(result,
+           "sys.modules['torch.cuda']._PYNVML_ERR -> __traceback__ -> tb_frame -> f_back (x17) -> local "
+           "`sentinel`");
     EXPECT_EQ(culpritOf(result, sentinels), "held by sys.modules['torch.cuda']._PYNVML_ERR");
-    heldBy(result, "`ModuleNotFoundError` exception (held from outside the Python heap) -> __traceback__ -> "
-                   "tb_frame");
+    heldBy(result,
+           "`ModuleNotFoundError` exception (held from outside the Python heap) -> __traceback__ -> "
+           "tb_frame");
     EXPECT_EQ(culpritOf(result, sentinels), "held by `ModuleNotFoundError`");
     // Kept by the cycle only: the frame cycle is their culprit, as before.
     result.details = nlohmann::json::object();
@@ -53,7 +57,8 @@ TEST(BisectCulprit, AHolderIsNamedAsFarAsItsContainerWithTheNameOfAnObjectItStar
               "held by function `_log_traced_frames`");
     EXPECT_EQ(culprit("sys.modules['taichi.lang.impl'].pytaichi.kernels[i]"),
               "held by sys.modules['taichi.lang.impl'].pytaichi.kernels");
-    EXPECT_EQ(culprit("module `leakgate_target`._kernel_cache[<tuple>]"), "held by module `leakgate_target`._kernel_cache");
+    EXPECT_EQ(culprit("module `leakgate_target`._kernel_cache[<tuple>]"),
+              "held by module `leakgate_target`._kernel_cache");
     EXPECT_EQ(culprit("sys.modules['torch._dynamo.convert_frame'].always_optimize_code_objects.refs[i]"),
               "held by sys.modules['torch._dynamo.convert_frame'].always_optimize_code_objects.refs");
 }

@@ -18,7 +18,7 @@ namespace {
 namespace fs = std::filesystem;
 
 class EnvironmentCache : public ::testing::Test {
-protected:
+  protected:
     void SetUp() override {
         dir_ = fs::temp_directory_path() / ("leakgate-environment-cache-" + std::to_string(::getpid()));
         fs::remove_all(dir_);
@@ -26,7 +26,8 @@ protected:
         ::setenv("LEAKGATE_CACHE_DIR", (dir_ / "cache").c_str(), 1);
         ::unsetenv("LEAKGATE_NO_ENVIRONMENT_CACHE");
         ::unsetenv("PYTHONPATH");
-        const std::string made = python::buildPythonExecutable() + " -m venv --without-pip " + (dir_ / "venv").string();
+        const std::string made =
+            python::buildPythonExecutable() + " -m venv --without-pip " + (dir_ / "venv").string();
         ASSERT_EQ(std::system(made.c_str()), 0) << made;
         for (const auto& entry : fs::directory_iterator(dir_ / "venv" / "lib"))
             sitePackages_ = entry.path() / "site-packages";

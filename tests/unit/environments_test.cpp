@@ -14,18 +14,20 @@ using Versions = std::vector<std::string>;
 
 // PEP 440's own order (its "Summary of permitted suffixes and relative ordering"), shuffled.
 TEST(Versions, OrderIsPep440) {
-    const Versions shuffled{"1.0.post1", "1.0", "1.0.dev0", "1.1", "1.0a1", "1.0rc1", "1.0b2", "1.0+local",
-                            "1.0a1.dev1", "0.9", "1.0.post1.dev0", "1!0.1", "1.10", "1.9"};
+    const Versions shuffled{"1.0.post1",      "1.0",   "1.0.dev0",  "1.1",        "1.0a1",
+                            "1.0rc1",         "1.0b2", "1.0+local", "1.0a1.dev1", "0.9",
+                            "1.0.post1.dev0", "1!0.1", "1.10",      "1.9"};
     const VersionSelection selection = selectVersions(shuffled, std::nullopt, /*pre=*/true);
-    EXPECT_EQ(selection.selected, (Versions{"0.9", "1.0.dev0", "1.0a1.dev1", "1.0a1", "1.0b2", "1.0rc1", "1.0",
-                                            "1.0+local", "1.0.post1.dev0", "1.0.post1", "1.1", "1.9", "1.10",
-                                            "1!0.1"}));
+    EXPECT_EQ(selection.selected,
+              (Versions{"0.9", "1.0.dev0", "1.0a1.dev1", "1.0a1", "1.0b2", "1.0rc1", "1.0", "1.0+local",
+                        "1.0.post1.dev0", "1.0.post1", "1.1", "1.9", "1.10", "1!0.1"}));
     EXPECT_TRUE(selection.implementation.starts_with("packaging ")) << selection.implementation;
 }
 
 TEST(Versions, ASpecifierSetTakesPreReleasesOnlyWithPre) {
     const Versions listed{"4.8.0", "4.8.0.dev0", "4.7.1", "4.6.3", "4.8.1", "4.9.0rc1"};
-    EXPECT_EQ(selectVersions(listed, ">=4.7,<4.9", false).selected, (Versions{"4.7.1", "4.8.0", "4.8.1"}));
+    EXPECT_EQ(selectVersions(listed, ">=4.7,<4.9", false).selected,
+              (Versions{"4.7.1", "4.8.0", "4.8.1"}));
     EXPECT_EQ(selectVersions(listed, ">=4.7,<4.9", true).selected,
               (Versions{"4.7.1", "4.8.0.dev0", "4.8.0", "4.8.1"}));
     EXPECT_EQ(selectVersions(listed, "~=4.8.0", false).selected, (Versions{"4.8.0", "4.8.1"}));
@@ -41,7 +43,8 @@ TEST(Versions, WhatIsNoVersionIsNamedAndABadSpecifierIsAUsageError) {
 
 TEST(Environments, TheRequirementCarriesTheExtras) {
     EXPECT_EQ(requirementOf({"nvidia-cutlass-dsl", {}, "4.6.1"}), "nvidia-cutlass-dsl==4.6.1");
-    EXPECT_EQ(requirementOf({"nvidia-cutlass-dsl", {"cu13", "x"}, "4.6.1"}), "nvidia-cutlass-dsl[cu13,x]==4.6.1");
+    EXPECT_EQ(requirementOf({"nvidia-cutlass-dsl", {"cu13", "x"}, "4.6.1"}),
+              "nvidia-cutlass-dsl[cu13,x]==4.6.1");
 }
 
 TEST(Environments, TheCacheDirectoryHonoursLeakgateCacheDir) {

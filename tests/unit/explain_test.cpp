@@ -35,7 +35,9 @@ std::pair<std::vector<Finding>, std::int64_t> explainAndRelease(const std::strin
     tracemalloc.attr("start")();
     testing::runPython(code);
     auto findings = explainGarbageNow();
-    auto traced = [&] { return tracemalloc.attr("get_traced_memory")()[py::int_(0)].cast<std::int64_t>(); };
+    auto traced = [&] {
+        return tracemalloc.attr("get_traced_memory")()[py::int_(0)].cast<std::int64_t>();
+    };
     std::int64_t before = traced();
     testing::clearGarbage();
     std::int64_t released = before - traced();
@@ -110,7 +112,8 @@ TEST(ExplainFrameCycles, GivenAFrameReachedOnlyThroughATracebackThenItIsListedWi
     EXPECT_EQ(finding.frames.front().heldBy, "");
     auto job = std::find_if(finding.frames.begin(), finding.frames.end(),
                             [](const FrameInfo& frame) { return frame.function == "job"; });
-    ASSERT_NE(job, finding.frames.end()) << "the frame that raised is pinned through tb_next -> tb_frame";
+    ASSERT_NE(job, finding.frames.end())
+        << "the frame that raised is pinned through tb_next -> tb_frame";
     EXPECT_EQ(job->heldBy, "tb_frame of `traceback` object");
     EXPECT_GE(finding.bytes, 1 << 20); // the job's payload goes with the cycle
 }
@@ -150,7 +153,8 @@ TEST(ExplainFrameCycles, GivenPayloadsPinnedEveryWayThenTheBytesAreWhatOneCollec
         ASSERT_EQ(findings.size(), 1u) << code;
         EXPECT_GE(released, 8 << 20) << code;
         // sys.getsizeof against what the allocator gave back: within 2%.
-        EXPECT_NEAR(static_cast<double>(findings[0].bytes), static_cast<double>(released), 0.02 * released)
+        EXPECT_NEAR(static_cast<double>(findings[0].bytes), static_cast<double>(released),
+                    0.02 * released)
             << code;
     }
 }

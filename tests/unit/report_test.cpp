@@ -1,7 +1,7 @@
 #include "leakgate/report.h"
 
-#include "lib/report/writers/json.h"
 #include "lib/report/units.h"
+#include "lib/report/writers/json.h"
 #include "lib/report/writers/text.h"
 
 #include <gtest/gtest.h>
@@ -84,8 +84,8 @@ BisectReport history(const std::vector<std::tuple<std::string, char, std::string
         BisectRow row;
         row.version = version;
         if (status == 'E') row.error = "cannot download";
-        const std::map<char, Status> statuses{{'p', Status::kPass}, {'f', Status::kFail}, {'e', Status::kError},
-                                              {'s', Status::kSkip}};
+        const std::map<char, Status> statuses{
+            {'p', Status::kPass}, {'f', Status::kFail}, {'e', Status::kError}, {'s', Status::kSkip}};
         if (statuses.count(status)) row.cells["c"] = {statuses.at(status), std::nullopt, culprit};
         report.rows.push_back(std::move(row));
     }
@@ -94,8 +94,12 @@ BisectReport history(const std::vector<std::tuple<std::string, char, std::string
 }
 
 TEST(Bisect, EveryTransitionOfABadGoodBadHistoryIsListed) {
-    BisectReport report = history({{"1.0", 'p', ""}, {"1.1", 'f', "a"}, {"1.2", 'p', ""}, {"1.3", 'f', "a"},
-                                   {"1.4", 'f', "b"}, {"1.5", 'p', ""}});
+    BisectReport report = history({{"1.0", 'p', ""},
+                                   {"1.1", 'f', "a"},
+                                   {"1.2", 'p', ""},
+                                   {"1.3", 'f', "a"},
+                                   {"1.4", 'f', "b"},
+                                   {"1.5", 'p', ""}});
     ASSERT_EQ(report.transitions.size(), 5u);
     EXPECT_EQ(report.transitions[0].from, "1.0");
     EXPECT_EQ(report.transitions[0].to, "1.1");
@@ -110,8 +114,12 @@ TEST(Bisect, EveryTransitionOfABadGoodBadHistoryIsListed) {
 
 TEST(Bisect, AReleaseWithoutAVerdictMakesNoTransitionAndOneRunsAcrossIt) {
     // pass, errored release, error, skip, no result, fail: one transition, 1.0 -> 1.5, across four.
-    BisectReport report = history({{"1.0", 'p', ""}, {"1.1", 'E', ""}, {"1.2", 'e', ""}, {"1.3", 's', ""},
-                                   {"1.4", '-', ""}, {"1.5", 'f', "a"}});
+    BisectReport report = history({{"1.0", 'p', ""},
+                                   {"1.1", 'E', ""},
+                                   {"1.2", 'e', ""},
+                                   {"1.3", 's', ""},
+                                   {"1.4", '-', ""},
+                                   {"1.5", 'f', "a"}});
     ASSERT_EQ(report.transitions.size(), 1u);
     EXPECT_EQ(report.transitions[0].from, "1.0");
     EXPECT_EQ(report.transitions[0].to, "1.5");

@@ -1,12 +1,12 @@
 // The CI and human report writers: JUnit XML, SARIF 2.1.0 and HTML, over reports built by hand.
 // Well-formedness is checked with the parsers of the test binary's interpreter (expat through
 // xml.etree, html.parser), which are what a consumer of these files would use.
-#include "lib/report/writers/html.h"
-#include "lib/report/writers/junit.h"
-#include "lib/report/writers/sarif.h"
 #include "lib/lint/cxx.h"
 #include "lib/lint/python.h"
 #include "lib/report/rules.h"
+#include "lib/report/writers/html.h"
+#include "lib/report/writers/junit.h"
+#include "lib/report/writers/sarif.h"
 
 #include <pybind11/embed.h>
 
@@ -144,7 +144,8 @@ TEST(JunitWriter, AFailureCarriesTheReasonAndTheFindingAndAnErrorTheStderrTail) 
     py::object root = parseXml(formatJunit(gateReport()));
     py::object cycle = root.attr("find")(".//testcase[@name='decorate-frame-cycle']");
     ASSERT_FALSE(cycle.is_none());
-    EXPECT_EQ(cycle.attr("get")("classname").cast<std::string>(), "leakgate.gate.frame_cycle_461.decorate");
+    EXPECT_EQ(cycle.attr("get")("classname").cast<std::string>(),
+              "leakgate.gate.frame_cycle_461.decorate");
     py::object failure = cycle.attr("find")("failure");
     EXPECT_EQ(failure.attr("get")("message").cast<std::string>(),
               "2 frame cycles <in> \"garbage\" & more");
@@ -155,8 +156,9 @@ TEST(JunitWriter, AFailureCarriesTheReasonAndTheFindingAndAnErrorTheStderrTail) 
     py::object error = root.attr("find")(".//testcase[@name='import-sentinels']/error");
     std::string tail = error.attr("text").cast<std::string>();
     // The tail in <system-err> too, where CI systems show a test's output.
-    std::string systemErr =
-        root.attr("find")(".//testcase[@name='import-sentinels']/system-err").attr("text").cast<std::string>();
+    std::string systemErr = root.attr("find")(".//testcase[@name='import-sentinels']/system-err")
+                                .attr("text")
+                                .cast<std::string>();
     EXPECT_NE(systemErr.find("Fatal Python error: <segfault> &"), std::string::npos);
     EXPECT_NE(tail.find("Fatal Python error: <segfault> &"), std::string::npos);
     EXPECT_NE(tail.find("\\x01"), std::string::npos);
@@ -178,11 +180,12 @@ TEST(JunitWriter, TheTargetsAndTheReferencesCasesHaveIdsOfTheirOwnAndTheFiguresA
     py::list cases = root.attr("findall")(".//testcase");
     std::set<std::string> ids;
     for (py::handle testcase : cases) {
-        ids.insert(testcase.attr("get")("classname").cast<std::string>() + "::" +
-                   testcase.attr("get")("name").cast<std::string>());
+        ids.insert(testcase.attr("get")("classname").cast<std::string>() +
+                   "::" + testcase.attr("get")("name").cast<std::string>());
     }
     EXPECT_EQ(ids.size(), py::len(cases));
-    py::object amount = root.attr("find")(".//testsuite/properties/property[@name='amount.decorate-frame-cycle']");
+    py::object amount =
+        root.attr("find")(".//testsuite/properties/property[@name='amount.decorate-frame-cycle']");
     ASSERT_FALSE(amount.is_none());
     EXPECT_EQ(amount.attr("get")("value").cast<std::string>(), "4096");
 }
@@ -520,7 +523,8 @@ TEST(HtmlWriter, DrawsPathsSoakCurvesAndLaunchBarsAsInlineSvg) {
     EXPECT_NE(allocations.find("4.00 to 9.50"), std::string::npos); // the spread
     EXPECT_NE(allocations.find(">flagged<"), std::string::npos);
     // no legend entry for what the plot does not show: nothing of net blocks is flagged
-    EXPECT_EQ(elementWith(html, "svg", R"(data-metric="net-blocks")").find(">flagged<"), std::string::npos);
+    EXPECT_EQ(elementWith(html, "svg", R"(data-metric="net-blocks")").find(">flagged<"),
+              std::string::npos);
     // inline code rendered, the header complete
     EXPECT_NE(html.find("frame of <code>f</code> outlived its call"), std::string::npos);
     EXPECT_NE(html.find(" UTC &middot; leakgate "), std::string::npos);
@@ -534,8 +538,8 @@ TEST(HtmlWriter, DrawsPathsSoakCurvesAndLaunchBarsAsInlineSvg) {
 }
 
 TEST(HtmlWriter, ALintFindingShowsItsSourceLinesNotACycle) {
-    std::filesystem::path file = std::filesystem::temp_directory_path() /
-                                 fmt::format("leakgate-html-lint-{}.py", ::getpid());
+    std::filesystem::path file =
+        std::filesystem::temp_directory_path() / fmt::format("leakgate-html-lint-{}.py", ::getpid());
     {
         std::ofstream out(file);
         out << "import sys\n\ndef f():\n    frame = sys._getframe()\n    return frame.f_lineno\n";
@@ -551,7 +555,8 @@ TEST(HtmlWriter, ALintFindingShowsItsSourceLinesNotACycle) {
     std::string html = formatHtml(report);
     std::filesystem::remove(file);
     EXPECT_EQ(html.find("<svg class=\"path\""), std::string::npos);
-    EXPECT_NE(html.find(R"(<span class="hit">    4 |     frame = sys._getframe()</span>)"), std::string::npos);
+    EXPECT_NE(html.find(R"(<span class="hit">    4 |     frame = sys._getframe()</span>)"),
+              std::string::npos);
     EXPECT_NE(html.find(R"(<span class="caret">      |     ^</span>)"), std::string::npos);
     EXPECT_NE(html.find(R"(<span class="ctx">    3 | def f():</span>)"), std::string::npos);
     EXPECT_NE(html.find("<code>del frame</code> in a <code>finally</code>"), std::string::npos);

@@ -44,9 +44,10 @@ TEST(WorkerResults, AChainsResultsComeInOrderAndAreKeptUpToACrash) {
 
 TEST(WorkerResults, AnythingElseInAChainsChannelMakesItUnreadable) {
     const std::string two = message("import") + message("decorate");
-    EXPECT_FALSE(parseWorkerResults(two + message("decorate"), kToken, 2));       // one too many
+    EXPECT_FALSE(parseWorkerResults(two + message("decorate"), kToken, 2)); // one too many
     EXPECT_FALSE(parseWorkerResults(message("import") + "forged\n" + message("decorate"), kToken, 2));
-    EXPECT_FALSE(parseWorkerResults(message("import") + "ffff\n" + resultJson("decorate") + "\n", kToken, 2));
+    EXPECT_FALSE(
+        parseWorkerResults(message("import") + "ffff\n" + resultJson("decorate") + "\n", kToken, 2));
     EXPECT_FALSE(parseWorkerResults(two.substr(0, two.size() - 5), kToken, 2)); // cut mid-message
 }
 

@@ -52,7 +52,8 @@ struct Baseline {
 
 class RetainedBlocksProbe final : public leakgate::probes::Probe {
   public:
-    explicit RetainedBlocksProbe(std::shared_ptr<const Baseline> baseline) : baseline_(std::move(baseline)) {}
+    explicit RetainedBlocksProbe(std::shared_ptr<const Baseline> baseline)
+        : baseline_(std::move(baseline)) {}
 
     std::string_view name() const override { return "retained-blocks-per-decoration"; }
 

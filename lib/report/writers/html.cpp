@@ -1,8 +1,8 @@
 #include "lib/report/writers/html.h"
 
-#include "lib/report/writers/junit.h"
 #include "lib/report/rules.h"
 #include "lib/report/units.h"
+#include "lib/report/writers/junit.h"
 #include "lib/report/writers/text.h"
 
 #include <fmt/format.h>
@@ -86,10 +86,11 @@ std::string foldedProse(const std::string& text, const char* what) {
     size_t end = text.find('\n');
     if (end == std::string::npos) return prose(text);
     std::string rest = text.substr(end + 1);
-    while (!rest.empty() && (rest.back() == '\n' || rest.back() == ' ')) rest.pop_back();
+    while (!rest.empty() && (rest.back() == '\n' || rest.back() == ' '))
+        rest.pop_back();
     if (rest.empty()) return prose(text.substr(0, end));
-    return fmt::format("{}<details><summary>{}</summary><pre>{}</pre></details>", prose(text.substr(0, end)),
-                       what, esc(rest));
+    return fmt::format("{}<details><summary>{}</summary><pre>{}</pre></details>",
+                       prose(text.substr(0, end)), what, esc(rest));
 }
 
 // default-src 'none' keeps the page offline and script-free even if an escape were ever missed.
@@ -295,7 +296,8 @@ std::string pathSvg(const Finding& finding, const std::vector<PathStep>& path, i
             R"(<g><title>{}</title><rect x="{}" y="{:.1f}" width="{:.1f}" height="{}" rx="5" )"
             R"(fill="{}" stroke="{}"/><text x="{}" y="{:.1f}">{}</text></g>)",
             plain(nodes[i]), kLeft, boxY(i), boxWidth, kBoxHeight, frame ? "#fff1e5" : "#f6f8fa",
-            frame ? "#bc4c00" : "#8c959f", kLeft + 10, boxY(i) + 19, svgProse(shorten(nodes[i], kTextLimit)));
+            frame ? "#bc4c00" : "#8c959f", kLeft + 10, boxY(i) + 19,
+            svgProse(shorten(nodes[i], kTextLimit)));
     }
     const double arrowX = kLeft + 24;
     for (size_t i = 0; i + 1 < nodes.size(); ++i) {
@@ -349,11 +351,13 @@ std::string sourceSnippet(const Finding& finding) {
         return fmt::format(R"(<p class="meta">at <code>{}</code> (the source could not be read)</p>)",
                            esc(where));
     }
-    std::string out = fmt::format(R"(<p class="meta">at <code>{}</code></p><pre class="source">)", esc(where));
+    std::string out =
+        fmt::format(R"(<p class="meta">at <code>{}</code></p><pre class="source">)", esc(where));
     for (const auto& [number, text] : lines) {
         std::string shown = shorten(text, kLineLimit);
         bool hit = number == at.line;
-        out += fmt::format(R"(<span class="{}">{:>5} | {}</span>)", hit ? "hit" : "ctx", number, esc(shown));
+        out += fmt::format(R"(<span class="{}">{:>5} | {}</span>)", hit ? "hit" : "ctx", number,
+                           esc(shown));
         out += "\n";
         if (hit && finding.column && *finding.column >= 1 &&
             static_cast<size_t>(*finding.column) <= shown.size() + 1) {
@@ -557,7 +561,8 @@ std::string soakChart(const std::vector<SoakSeries>& series) {
             for (const auto& [step, mib] : one.points) {
                 body += fmt::format(R"(<circle cx="{:.1f}" cy="{:.1f}" r="2.5" fill="{}">)"
                                     R"(<title>{} step {:.0f}: {:.2f} MiB</title></circle>)",
-                                    sx(step), sy(mib), one.color, esc(toString(one.result->role)), step, mib);
+                                    sx(step), sy(mib), one.color, esc(toString(one.result->role)), step,
+                                    mib);
             }
         }
         double lastX = one.points.back().first;
@@ -573,8 +578,8 @@ std::string soakChart(const std::vector<SoakSeries>& series) {
         }
         labelRows.push_back(labelY);
         labels += fmt::format(R"(<text x="{:.1f}" y="{:.1f}" style="fill:{}">{}</text>)",
-                              plot.width - plot.right + 8, labelY,
-                              one.color, esc(shorten(std::string(toString(one.result->role)) + " " + slope, 34)));
+                              plot.width - plot.right + 8, labelY, one.color,
+                              esc(shorten(std::string(toString(one.result->role)) + " " + slope, 34)));
         body += fmt::format(R"(<rect x="{0:.1f}" y="{1:.1f}" width="10" height="10" fill="{2}"/>)"
                             R"(<text x="{3:.1f}" y="{4:.1f}">{5}</text>)",
                             plot.left + 8, legendY - 9, one.color, plot.left + 22, legendY,
@@ -586,16 +591,18 @@ std::string soakChart(const std::vector<SoakSeries>& series) {
         double perStep = budget / 1000.0 / (1024.0 * 1024.0);
         auto [x0, y0, x1, y1] =
             clippedLine(target->fitFrom, target->fitAt, perStep, target->points.back().first);
-        body += fmt::format(R"(<line class="budget" x1="{:.1f}" y1="{:.1f}" x2="{:.1f}" y2="{:.1f}" )"
-                            R"(stroke="#cf222e" stroke-width="1.5" stroke-dasharray="6 4">)"
-                            R"(<title>{}</title></line>)",
-                            x0, y0, x1, y1,
-                            esc(fmt::format("budget: {} per 1000 steps", humanBytes(clampedBytes(budget)))));
-        body += fmt::format(R"(<line x1="{0:.1f}" x2="{1:.1f}" y1="{2:.1f}" y2="{2:.1f}" stroke="#cf222e" )"
-                            R"(stroke-width="1.5" stroke-dasharray="6 4"/>)"
-                            R"(<text x="{3:.1f}" y="{4:.1f}">budget {5}/1000 steps</text>)",
-                            plot.left + 6, plot.left + 18, legendY - 4, plot.left + 22, legendY,
-                            esc(shortBytes(budget)));
+        body +=
+            fmt::format(R"(<line class="budget" x1="{:.1f}" y1="{:.1f}" x2="{:.1f}" y2="{:.1f}" )"
+                        R"(stroke="#cf222e" stroke-width="1.5" stroke-dasharray="6 4">)"
+                        R"(<title>{}</title></line>)",
+                        x0, y0, x1, y1,
+                        esc(fmt::format("budget: {} per 1000 steps", humanBytes(clampedBytes(budget)))));
+        body +=
+            fmt::format(R"(<line x1="{0:.1f}" x2="{1:.1f}" y1="{2:.1f}" y2="{2:.1f}" stroke="#cf222e" )"
+                        R"(stroke-width="1.5" stroke-dasharray="6 4"/>)"
+                        R"(<text x="{3:.1f}" y="{4:.1f}">budget {5}/1000 steps</text>)",
+                        plot.left + 6, plot.left + 18, legendY - 4, plot.left + 22, legendY,
+                        esc(shortBytes(budget)));
     }
     std::string svg = fmt::format(
         R"(<svg class="chart soak" xmlns="http://www.w3.org/2000/svg" width="{0:.0f}" height="{1:.0f}" )"
@@ -604,26 +611,28 @@ std::string soakChart(const std::vector<SoakSeries>& series) {
     std::string caption;
     for (const auto& one : series) {
         std::string part = toString(one.result->role);
-        if (one.reportedSlope) part += " grows " + humanBytes(clampedBytes(*one.reportedSlope)) + " per 1000 steps";
+        if (one.reportedSlope)
+            part += " grows " + humanBytes(clampedBytes(*one.reportedSlope)) + " per 1000 steps";
         double growth = soakNumber(*one.result, "growth_bytes", NAN);
-        if (!std::isnan(growth)) part += fmt::format(", {} after warm-up", humanBytes(clampedBytes(growth)));
+        if (!std::isnan(growth))
+            part += fmt::format(", {} after warm-up", humanBytes(clampedBytes(growth)));
         double steps = soakNumber(*one.result, "steps", NAN);
         if (!std::isnan(steps)) part += fmt::format(" ({:.0f} steps)", steps);
         caption += (caption.empty() ? "" : "; ") + part;
     }
     caption += ". Straight lines: least-squares fits after the first tenth of the samples (warm-up)";
-    if (budgeted)
-        caption += "; dashed: the slope the target may have and pass";
-    return fmt::format(R"(<figure class="scroll">{}<figcaption>{}.</figcaption></figure>)", svg, prose(caption));
+    if (budgeted) caption += "; dashed: the slope the target may have and pass";
+    return fmt::format(R"(<figure class="scroll">{}<figcaption>{}.</figcaption></figure>)", svg,
+                       prose(caption));
 }
 
 // ---- the launch path: allocations per call, per scalar type ----
 
 // The launch workload's three figures, as its cases record them (scalar_cases.cpp, runsJson).
 struct LaunchMetric {
-    const char* field;   // the per-run array of a case's target and reference
-    const char* flag;    // the name in a case's "flagged"
-    const char* what;    // the y axis
+    const char* field; // the per-run array of a case's target and reference
+    const char* flag;  // the name in a case's "flagged"
+    const char* what;  // the y axis
 };
 constexpr LaunchMetric kLaunchMetrics[] = {
     {"allocations_per_call", "allocations", "allocator calls per call"},
@@ -636,7 +645,7 @@ constexpr LaunchMetric kLaunchMetrics[] = {
 struct TypeBars {
     std::string type;
     double worst = -INFINITY, low = INFINITY, high = -INFINITY;
-    std::string worstCase; // "Int32(7) T(v).__c_pointers__()"
+    std::string worstCase;           // "Int32(7) T(v).__c_pointers__()"
     std::optional<double> reference; // the reference's highest run of any case
     bool flagged = false;
 };
@@ -724,16 +733,18 @@ std::string launchChart(const WorkloadResult& result, const LaunchMetric& metric
         body += fmt::format(
             R"(<rect class="target{}" x="{:.1f}" y="{:.1f}" width="{}" height="{:.1f}" fill="{}">)"
             R"(<title>{}</title></rect>)",
-            bar.flagged ? " flagged" : "", x, barTop, kBar, barHeight, bar.flagged ? "#cf222e" : "#0969da",
+            bar.flagged ? " flagged" : "", x, barTop, kBar, barHeight,
+            bar.flagged ? "#cf222e" : "#0969da",
             esc(fmt::format("{} target: worst case {} at {:.2f} in every run; runs of all its cases "
                             "{:.2f} to {:.2f}{}",
                             bar.type, bar.worstCase, bar.worst, bar.low, bar.high,
                             bar.flagged ? "; flagged" : "")));
         // The spread: every run of every case of the type.
         double middle = x + kBar / 2;
-        body += fmt::format(R"(<path class="spread" d="M{0:.1f} {1:.1f}V{2:.1f}M{3:.1f} {1:.1f}H{4:.1f})"
-                            R"(M{3:.1f} {2:.1f}H{4:.1f}" stroke="#1f2328" stroke-width="1.2" fill="none"/>)",
-                            middle, sy(bar.high), sy(bar.low), middle - 4, middle + 4);
+        body +=
+            fmt::format(R"(<path class="spread" d="M{0:.1f} {1:.1f}V{2:.1f}M{3:.1f} {1:.1f}H{4:.1f})"
+                        R"(M{3:.1f} {2:.1f}H{4:.1f}" stroke="#1f2328" stroke-width="1.2" fill="none"/>)",
+                        middle, sy(bar.high), sy(bar.low), middle - 4, middle + 4);
         if (bar.reference) {
             auto [refTop, refHeight] = barBox(*bar.reference);
             body += fmt::format(
@@ -762,8 +773,8 @@ std::string launchChart(const WorkloadResult& result, const LaunchMetric& metric
     std::string svg = fmt::format(
         R"(<svg class="chart launch" data-metric="{0}" xmlns="http://www.w3.org/2000/svg" width="{1:.0f}" )"
         R"(height="{2:.0f}" viewBox="0 0 {1:.0f} {2:.0f}" role="img"><title>{3}</title>{4}</svg>)",
-        metric.flag, plot.width, plot.height, esc(std::string(metric.what) + " per scalar type, " + result.subject),
-        body);
+        metric.flag, plot.width, plot.height,
+        esc(std::string(metric.what) + " per scalar type, " + result.subject), body);
     return fmt::format(R"(<figure class="scroll">{}<figcaption>{} ({}): the bar is the type's worst )"
                        R"(case, counted by its lowest run as the check counts it; the whisker spans )"
                        R"(every run of every case; hover for the case.</figcaption></figure>)",
@@ -775,7 +786,8 @@ std::string launchChart(const WorkloadResult& result, const LaunchMetric& metric
 // What the worker wrote before it failed (the Python stack, most often), folded under its line.
 std::string stackHtml(const WorkloadError& error) {
     std::string tail = error.stderrTail;
-    while (!tail.empty() && (tail.back() == '\n' || tail.back() == ' ')) tail.pop_back();
+    while (!tail.empty() && (tail.back() == '\n' || tail.back() == ' '))
+        tail.pop_back();
     if (tail.empty()) return "";
     bool python = tail.find("Traceback (most recent call last)") != std::string::npos;
     return fmt::format("<details class=\"stack\"><summary>{}</summary><pre>{}</pre></details>",
@@ -812,7 +824,8 @@ std::string summaryHtml(const Report& report) {
             out += fmt::format(
                 R"(<tr><td>{}</td><td>{}</td><td class="mono">{}</td><td class="mono">worker</td>)"
                 R"(<td>{}</td><td>{}</td></tr>)",
-                esc(result.workload), esc(toString(result.role)), esc(result.subject), badge("error", "error"),
+                esc(result.workload), esc(toString(result.role)), esc(result.subject),
+                badge("error", "error"),
                 foldedProse(result.error->message, "the rest") + stackHtml(*result.error));
         }
     }
@@ -883,7 +896,7 @@ std::string packagesUnderTest(const Report& report) {
         std::string text = (*package)["name"].get<std::string>();
         auto version = package->find("version");
         text += version != package->end() && version->is_string() ? " " + version->get<std::string>()
-                                                                   : " (version not installed)";
+                                                                  : " (version not installed)";
         if (std::find(seen.begin(), seen.end(), text) == seen.end()) seen.push_back(text);
     }
     std::string out;
@@ -901,9 +914,9 @@ std::string formatHtml(const Report& report) {
     out += kStyle;
     out += "</head>\n<body>\n";
     out += fmt::format("<header><h1>leakgate {}</h1>", esc(report.command));
-    out += fmt::format(R"(<p class="meta">{} &middot; leakgate {} &middot; Python {} <code>{}</code></p>)",
-                       esc(writtenAt()), LEAKGATE_VERSION, esc(report.pythonVersion),
-                       esc(report.pythonExecutable));
+    out += fmt::format(
+        R"(<p class="meta">{} &middot; leakgate {} &middot; Python {} <code>{}</code></p>)",
+        esc(writtenAt()), LEAKGATE_VERSION, esc(report.pythonVersion), esc(report.pythonExecutable));
     if (std::string packages = packagesUnderTest(report); !packages.empty())
         out += fmt::format(R"(<p class="meta">under test: {}</p>)", packages);
     if (!report.arguments.empty()) {
@@ -942,7 +955,8 @@ std::string formatHtml(const Report& report) {
         }
     }
     if (!launch.empty()) {
-        out += "<h2>Launch: per call, per scalar type</h2>\n<div class=\"charts\">" + launch + "</div>\n";
+        out +=
+            "<h2>Launch: per call, per scalar type</h2>\n<div class=\"charts\">" + launch + "</div>\n";
     }
 
     out += sentinelsHtml(report);
@@ -973,8 +987,9 @@ std::string bisectMatrixHtml(const BisectReport& report) {
     for (const auto& row : report.rows) {
         out += fmt::format(R"(<tr><td class="mono">{}</td>)", esc(row.version));
         if (row.error) {
-            out += fmt::format(R"(<td colspan="{}">{} {}</td><td>&ndash;</td></tr>)",
-                               report.checks.size(), badge("error", "error"), foldedProse(*row.error, "the rest"));
+            out +=
+                fmt::format(R"(<td colspan="{}">{} {}</td><td>&ndash;</td></tr>)", report.checks.size(),
+                            badge("error", "error"), foldedProse(*row.error, "the rest"));
             out += "\n";
             continue;
         }
@@ -985,9 +1000,11 @@ std::string bisectMatrixHtml(const BisectReport& report) {
                 out += "<td>&ndash;</td>";
                 continue;
             }
-            out += fmt::format("<td>{}</td>", badge(statusClass(cell->second.status), toString(cell->second.status)));
+            out += fmt::format("<td>{}</td>",
+                               badge(statusClass(cell->second.status), toString(cell->second.status)));
             const std::string& culprit = cell->second.culprit;
-            if (!culprit.empty() && std::find(culprits.begin(), culprits.end(), culprit) == culprits.end())
+            if (!culprit.empty() &&
+                std::find(culprits.begin(), culprits.end(), culprit) == culprits.end())
                 culprits.push_back(culprit);
         }
         std::string named;
@@ -999,9 +1016,10 @@ std::string bisectMatrixHtml(const BisectReport& report) {
     for (const auto& check : report.checks) {
         auto bad = report.firstBad.find(check);
         auto good = report.firstGood.find(check);
-        out += fmt::format(R"(<tr><td class="mono">{}</td><td class="mono">{}</td><td class="mono">{}</td></tr>)",
-                           esc(check), bad == report.firstBad.end() ? "&ndash;" : esc(bad->second),
-                           good == report.firstGood.end() ? "&ndash;" : esc(good->second));
+        out += fmt::format(
+            R"(<tr><td class="mono">{}</td><td class="mono">{}</td><td class="mono">{}</td></tr>)",
+            esc(check), bad == report.firstBad.end() ? "&ndash;" : esc(bad->second),
+            good == report.firstGood.end() ? "&ndash;" : esc(good->second));
     }
     return out + "</table>\n";
 }
@@ -1014,7 +1032,8 @@ std::string bisectTransitionsHtml(const BisectReport& report) {
                        report.versionOrder.empty() ? "" : " (" + esc(report.versionOrder) + ")");
     out += "\n<ul>\n";
     for (const auto& transition : report.transitions) {
-        out += fmt::format(R"(<li><strong class="mono">{} &rarr; {}</strong>)", esc(transition.from), esc(transition.to));
+        out += fmt::format(R"(<li><strong class="mono">{} &rarr; {}</strong>)", esc(transition.from),
+                           esc(transition.to));
         if (!transition.across.empty()) {
             std::string across;
             for (const auto& version : transition.across)
@@ -1025,7 +1044,10 @@ std::string bisectTransitionsHtml(const BisectReport& report) {
         for (const auto& change : transition.changes) {
             const std::string kind = changeKind(change);
             out += fmt::format(R"(<li>{} <code>{}</code>: {} &rarr; {})",
-                               badge(kind == "regressed" ? "fail" : kind == "fixed" ? "pass" : "skip", kind),
+                               badge(kind == "regressed" ? "fail"
+                                     : kind == "fixed"   ? "pass"
+                                                         : "skip",
+                                     kind),
                                esc(change.check), esc(toString(change.before.status)),
                                esc(toString(change.after.status)));
             if (kind == "regressed" && !change.after.culprit.empty())
@@ -1033,7 +1055,8 @@ std::string bisectTransitionsHtml(const BisectReport& report) {
             else if (kind == "fixed" && !change.before.culprit.empty())
                 out += " (was " + culpritHtml(change.before.culprit) + ")";
             else if (kind == "culprit")
-                out += ", culprit " + culpritHtml(change.before.culprit) + " &rarr; " + culpritHtml(change.after.culprit);
+                out += ", culprit " + culpritHtml(change.before.culprit) + " &rarr; " +
+                       culpritHtml(change.after.culprit);
             out += "</li>";
         }
         out += "</ul></li>\n";
@@ -1059,13 +1082,15 @@ std::string bisectFindingsHtml(const BisectReport& report) {
         for (const auto& result : row.report->results) {
             for (const auto& check : result.checks) {
                 if (result.role != Role::kTarget || check.status != Status::kError) continue;
-                errors += fmt::format(R"(<p>{} <code>{}</code>: {}</p>)", badge("error", "error"), esc(check.name),
-                                      foldedProse(check.reason, "the rest"));
+                errors += fmt::format(R"(<p>{} <code>{}</code>: {}</p>)", badge("error", "error"),
+                                      esc(check.name), foldedProse(check.reason, "the rest"));
             }
         }
         if (findings.empty() && errors.empty()) continue;
-        out += fmt::format(R"(<details><summary><strong class="mono">{}</strong>: {} finding{}{}</summary>)",
-                           esc(row.version), count, count == 1 ? "" : "s", errors.empty() ? "" : ", checks that errored");
+        out += fmt::format(
+            R"(<details><summary><strong class="mono">{}</strong>: {} finding{}{}</summary>)",
+            esc(row.version), count, count == 1 ? "" : "s",
+            errors.empty() ? "" : ", checks that errored");
         out += errors + findings + "</details>\n";
     }
     return out.empty() ? out : "<h2>Findings by release</h2>\n" + out;
@@ -1081,9 +1106,10 @@ std::string formatBisectHtml(const BisectReport& report) {
     out += kStyle;
     out += "</head>\n<body>\n";
     out += fmt::format("<header><h1>leakgate bisect <code>{}</code></h1>", esc(package));
-    out += fmt::format(R"(<p class="meta">{} &middot; leakgate {} &middot; target <code>{}</code> &middot; Python {}{}</p>)",
-                       esc(writtenAt()), LEAKGATE_VERSION, esc(report.target), esc(report.pythonVersion),
-                       report.shard.empty() ? "" : " &middot; shard " + esc(report.shard));
+    out += fmt::format(
+        R"(<p class="meta">{} &middot; leakgate {} &middot; target <code>{}</code> &middot; Python {}{}</p>)",
+        esc(writtenAt()), LEAKGATE_VERSION, esc(report.target), esc(report.pythonVersion),
+        report.shard.empty() ? "" : " &middot; shard " + esc(report.shard));
     out += fmt::format(R"(<p class="meta">{} release{} gated</p>)", report.rows.size(),
                        report.rows.size() == 1 ? "" : "s");
     out += fmt::format(R"(<p><span class="exit exit-{}">exit {}</span> {}</p></header>)",

@@ -54,13 +54,14 @@ std::string formatBisectJson(const BisectReport& report) {
             statuses[check] = toString(cell.status);
             cells[check] = cellJson(cell);
         }
-        versions.push_back({{"version", row.version},
-                            // A release whose gate errored anywhere was not measured whole.
-                            {"status", row.error || (row.report && row.report->hasErrors()) ? "error" : "ok"},
-                            {"error", row.error ? json(*row.error) : json(nullptr)},
-                            {"checks", statuses},
-                            {"cells", cells},
-                            {"report", row.report ? toJson(*row.report) : json(nullptr)}});
+        versions.push_back(
+            {{"version", row.version},
+             // A release whose gate errored anywhere was not measured whole.
+             {"status", row.error || (row.report && row.report->hasErrors()) ? "error" : "ok"},
+             {"error", row.error ? json(*row.error) : json(nullptr)},
+             {"checks", statuses},
+             {"cells", cells},
+             {"report", row.report ? toJson(*row.report) : json(nullptr)}});
     }
     json transitions = json::array();
     for (const auto& transition : report.transitions) {

@@ -60,10 +60,10 @@ std::string suiteName(const std::string& prefix, const WorkloadResult& result) {
     if (subject.empty()) subject = result.subject.empty() ? "unnamed" : result.subject;
     std::string name = fmt::format("{}.{}", prefix, subject);
     // The built-in reference is named `reference` already.
-    if (result.role != Role::kTarget && subject != toString(result.role)) name += fmt::format(".{}", toString(result.role));
+    if (result.role != Role::kTarget && subject != toString(result.role))
+        name += fmt::format(".{}", toString(result.role));
     return name;
 }
-
 
 // A finding as the body of a <failure>: what a person needs without opening the HTML report.
 std::string findingText(const Finding& finding) {
@@ -86,7 +86,8 @@ std::string findingText(const Finding& finding) {
         std::string payloads;
         for (const auto& [kind, bytes] : finding.payloadBytes)
             payloads += fmt::format(", and {} of {} memory", humanBytes(bytes), kind);
-        out += fmt::format("  pins {} objects, about {}{}\n", finding.objects, humanBytes(finding.bytes), payloads);
+        out += fmt::format("  pins {} objects, about {}{}\n", finding.objects, humanBytes(finding.bytes),
+                           payloads);
     }
     if (!finding.fix.empty()) out += fmt::format("  fix: {}\n", finding.fix);
     return out;
@@ -213,9 +214,10 @@ std::string writeResult(const std::string& suite, const WorkloadResult& result, 
         // must still show, under the workload's own name.
         ++counts.tests;
         ++counts.errors;
-        out += testcase(suite, result, result.workload,
-                        element("error", result.error->message, "leakgate.error", errorText(result, nullptr)) +
-                            systemErr(result));
+        out += testcase(
+            suite, result, result.workload,
+            element("error", result.error->message, "leakgate.error", errorText(result, nullptr)) +
+                systemErr(result));
     }
     return out;
 }
@@ -287,7 +289,8 @@ std::string propertiesXml(const Properties& properties) {
 
 // The <testsuite>s of one report, one per (subject, role) in the order each first appears (a gate
 // gives one per role), their counts added to `total`; `extra` are properties of every suite.
-std::string reportSuites(const Report& report, const std::string& prefix, const Properties& extra, Counts& total) {
+std::string reportSuites(const Report& report, const std::string& prefix, const Properties& extra,
+                         Counts& total) {
     std::vector<std::pair<std::string, Role>> keys;
     for (const auto& result : report.results) {
         std::pair key{result.subject, result.role};
@@ -299,15 +302,18 @@ std::string reportSuites(const Report& report, const std::string& prefix, const 
         std::string cases;
         const WorkloadResult* first = nullptr;
         // The figures a baseline compares, as properties (junit-10.xsd has them per suite only).
-        Properties properties = {
-            {"subject", subject}, {"role", toString(role)}, {"python", report.pythonVersion}, {"leakgate", LEAKGATE_VERSION}};
+        Properties properties = {{"subject", subject},
+                                 {"role", toString(role)},
+                                 {"python", report.pythonVersion},
+                                 {"leakgate", LEAKGATE_VERSION}};
         properties.insert(properties.end(), extra.begin(), extra.end());
         for (const auto& result : report.results) {
             if (result.subject != subject || result.role != role) continue;
             if (!first) first = &result;
             cases += writeResult(suiteName(prefix, *first), result, counts);
             for (const auto& check : result.checks) {
-                if (check.amount) properties.emplace_back("amount." + check.name, std::to_string(*check.amount));
+                if (check.amount)
+                    properties.emplace_back("amount." + check.name, std::to_string(*check.amount));
             }
         }
         suites += fmt::format("  <testsuite name=\"{}\" {}>\n", attr(suiteName(prefix, *first)),
@@ -342,10 +348,12 @@ std::string formatBisectJunit(const BisectReport& report) {
         for (const auto& transition : report.transitions) {
             if (transition.to != row.version) continue;
             for (const auto& change : transition.changes) {
-                extra.emplace_back(fmt::format("transition.{}", change.check),
-                                   fmt::format("{} from {}: {} -> {}{}", changeKind(change), transition.from,
-                                               toString(change.before.status), toString(change.after.status),
-                                               change.after.culprit.empty() ? "" : ", culprit " + change.after.culprit));
+                extra.emplace_back(
+                    fmt::format("transition.{}", change.check),
+                    fmt::format("{} from {}: {} -> {}{}", changeKind(change), transition.from,
+                                toString(change.before.status), toString(change.after.status),
+                                change.after.culprit.empty() ? ""
+                                                             : ", culprit " + change.after.culprit));
             }
         }
         if (row.report) {
@@ -358,7 +366,8 @@ std::string formatBisectJunit(const BisectReport& report) {
         suites += fmt::format("  <testsuite name=\"{}\" {}>\n", attr(prefix), countAttributes(counts));
         suites += propertiesXml(extra);
         suites += fmt::format("    <testcase classname=\"{}\" name=\"install\">\n", attr(prefix));
-        suites += element("error", row.error ? *row.error : "not gated", "leakgate.error", row.error.value_or(""));
+        suites += element("error", row.error ? *row.error : "not gated", "leakgate.error",
+                          row.error.value_or(""));
         suites += "    </testcase>\n  </testsuite>\n";
         total.add(counts);
     }

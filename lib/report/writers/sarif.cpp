@@ -1,8 +1,8 @@
 #include "lib/report/writers/sarif.h"
 
+#include "leakgate/errors.h"
 #include "lib/base/data_dir.h"
 #include "lib/report/rules.h"
-#include "leakgate/errors.h"
 
 #include <fmt/format.h>
 
@@ -109,7 +109,8 @@ json resultLocation(const Finding& finding, const WorkloadResult& result, const 
     json location;
     if (finding.fixSite && !isPseudoFile(finding.fixSite->file)) {
         // The statement to change (the line that binds the frame), not the line it returned from.
-        location["physicalLocation"] = physicalLocation(finding.fixSite->file, finding.fixSite->line, sourceRoot);
+        location["physicalLocation"] =
+            physicalLocation(finding.fixSite->file, finding.fixSite->line, sourceRoot);
         location["logicalLocations"] =
             json::array({{{"fullyQualifiedName", finding.fixSite->function}, {"kind", "function"}}});
         return location;
@@ -137,11 +138,13 @@ json relatedLocations(const Finding& finding, const fs::path& sourceRoot) {
     json related = json::array();
     const std::vector<FrameInfo> frames = framesAsWritten(finding);
     // With a fix site as the primary location, the culprit frame is a related one too.
-    const FrameInfo* located = finding.fixSite && !isPseudoFile(finding.fixSite->file) ? nullptr : locatedFrame(frames);
+    const FrameInfo* located =
+        finding.fixSite && !isPseudoFile(finding.fixSite->file) ? nullptr : locatedFrame(frames);
     int id = 1;
     for (const auto& frame : frames) {
         if (&frame == located || isPseudoFile(frame.file)) continue;
-        std::string text = isLaunchKind(finding.kind) ? fmt::format("allocation site: {}", frame.function)
+        std::string text = isLaunchKind(finding.kind)
+                               ? fmt::format("allocation site: {}", frame.function)
                            : &frame == &frames.front() && !located
                                ? fmt::format("culprit frame of `{}`, where it returned", frame.function)
                                : fmt::format("pinned frame of `{}`", frame.function);
@@ -190,12 +193,12 @@ json ruleJson(const Rule& rule, const std::optional<std::string>& reference) {
     json tags = json::array({"memory", "leak"});
     tags.push_back(rule.evidence == Evidence::kSource ? "static-analysis" : "measured");
     json out = {{"id", rule.kind},
-            {"name", rule.name},
-            {"shortDescription", {{"text", rule.shortDescription}}},
-            {"fullDescription", {{"text", rule.fullDescription}}},
-            {"help", {{"text", rule.help}, {"markdown", markdown}}},
-            {"defaultConfiguration", {{"level", rule.level}}},
-            {"properties", {{"tags", std::move(tags)}, {"readmeSection", rule.readmeSection}}}};
+                {"name", rule.name},
+                {"shortDescription", {{"text", rule.shortDescription}}},
+                {"fullDescription", {{"text", rule.fullDescription}}},
+                {"help", {{"text", rule.help}, {"markdown", markdown}}},
+                {"defaultConfiguration", {{"level", rule.level}}},
+                {"properties", {{"tags", std::move(tags)}, {"readmeSection", rule.readmeSection}}}};
     if (reference) out["helpUri"] = *reference + "#" + headingAnchor(rule.readmeSection);
     return out;
 }
@@ -237,7 +240,8 @@ namespace {
 // A word of a command line as a POSIX shell reads it back: bare when it is plain, else single-quoted.
 std::string shellQuoted(const std::string& word) {
     bool plain = !word.empty() && std::all_of(word.begin(), word.end(), [](char c) {
-        return std::isalnum(static_cast<unsigned char>(c)) || std::string_view("-_./=:,+@%").find(c) != std::string_view::npos;
+        return std::isalnum(static_cast<unsigned char>(c)) ||
+               std::string_view("-_./=:,+@%").find(c) != std::string_view::npos;
     });
     if (plain) return word;
     std::string out = "'";
@@ -301,11 +305,12 @@ json sarifRun(const Report& report, const fs::path& sourceRoot) {
             auto known = std::find(ruleIds.begin(), ruleIds.end(), finding.kind);
             if (known == ruleIds.end()) {
                 // A kind this writer does not know yet still gets a rule: a result must name one.
-                rules.push_back({{"id", finding.kind},
-                                 {"shortDescription", {{"text", finding.kind}}},
-                                 {"fullDescription", {{"text", finding.summary}}},
-                                 {"help", {{"text", finding.fix.empty() ? finding.summary : finding.fix}}},
-                                 {"defaultConfiguration", {{"level", "error"}}}});
+                rules.push_back(
+                    {{"id", finding.kind},
+                     {"shortDescription", {{"text", finding.kind}}},
+                     {"fullDescription", {{"text", finding.summary}}},
+                     {"help", {{"text", finding.fix.empty() ? finding.summary : finding.fix}}},
+                     {"defaultConfiguration", {{"level", "error"}}}});
                 ruleIds.push_back(finding.kind);
                 known = ruleIds.end() - 1;
             }
@@ -347,8 +352,9 @@ json sarifRun(const Report& report, const fs::path& sourceRoot) {
             if (finding.frames.empty()) continue;
             json entry = resultOf(finding);
             const char* comment = accepted.value("comment", "") == "file" ? "ignore-file" : "ignore";
-            json suppression = {{"kind", "inSource"},
-                                {"justification", fmt::format("accepted by a `leakgate: {}` comment", comment)}};
+            json suppression = {
+                {"kind", "inSource"},
+                {"justification", fmt::format("accepted by a `leakgate: {}` comment", comment)}};
             entry["suppressions"] = json::array({suppression});
             results.push_back(std::move(entry));
         }
@@ -360,7 +366,8 @@ json sarifRun(const Report& report, const fs::path& sourceRoot) {
         for (const auto& argument : report.arguments)
             commandLine += (commandLine.empty() ? "" : " ") + shellQuoted(argument);
         invocation["commandLine"] = commandLine;
-        invocation["arguments"] = json(std::vector<std::string>(report.arguments.begin() + 1, report.arguments.end()));
+        invocation["arguments"] =
+            json(std::vector<std::string>(report.arguments.begin() + 1, report.arguments.end()));
     }
     // A workload that could not measure (it crashed, hung, raised, or its target did) is the tool's
     // notification: nothing of it is a result, and a reader must see why.
@@ -371,10 +378,15 @@ json sarifRun(const Report& report, const fs::path& sourceRoot) {
             {{"level", "error"},
              {"descriptor", {{"id", "workload-error"}}},
              {"message",
-              {{"text", fmt::format("{} on {}{}: {}", result.workload, result.subject,
-                                    result.role == Role::kTarget ? "" : fmt::format(" ({})", toString(result.role)),
-                                    result.error->message)}}},
-             {"properties", {{"workload", result.workload}, {"subject", result.subject}, {"role", toString(result.role)}}}});
+              {{"text",
+                fmt::format("{} on {}{}: {}", result.workload, result.subject,
+                            result.role == Role::kTarget ? ""
+                                                         : fmt::format(" ({})", toString(result.role)),
+                            result.error->message)}}},
+             {"properties",
+              {{"workload", result.workload},
+               {"subject", result.subject},
+               {"role", toString(result.role)}}}});
     }
     if (!notifications.empty()) invocation["toolExecutionNotifications"] = std::move(notifications);
     json run = {{"tool", toolJson(std::move(rules))},
@@ -424,8 +436,9 @@ std::string formatBisectSarif(const BisectReport& report, const fs::path& source
                 {"toolExecutionNotifications",
                  json::array({{{"level", "error"},
                                {"descriptor", {{"id", "release-error"}}},
-                               {"message", {{"text", fmt::format("{}=={} was not gated: {}", package, row.version,
-                                                                 row.error.value_or("no result"))}}}}})}};
+                               {"message",
+                                {{"text", fmt::format("{}=={} was not gated: {}", package, row.version,
+                                                      row.error.value_or("no result"))}}}}})}};
             run = {{"tool", toolJson(rulesJson())},
                    {"invocations", json::array({std::move(invocation)})},
                    {"results", json::array()},

@@ -70,10 +70,12 @@ void writeLaunchFinding(std::string& out, const Finding& finding) {
     }
     if (!finding.allocationSites.empty()) out += "  allocation sites (tracemalloc, the worst case):\n";
     for (const auto& site : finding.allocationSites) {
-        out += fmt::format("    {}:{}  {}\n", displayPath(site.file), site.line, blocksPerCall(site.blocksPerCall));
+        out += fmt::format("    {}:{}  {}\n", displayPath(site.file), site.line,
+                           blocksPerCall(site.blocksPerCall));
     }
     if (!finding.cycleShapes.empty())
-        out += scan ? "  cycles in the garbage (scanner):\n" : "  cycles left per batch of calls (scanner):\n";
+        out += scan ? "  cycles in the garbage (scanner):\n"
+                    : "  cycles left per batch of calls (scanner):\n";
     for (const auto& shape : finding.cycleShapes)
         out += fmt::format("    {}:{}\n", cycleShapeCount(shape.count, shape.types), shape.cycle);
     out += fmt::format("  fix:   {}\n", finding.fix);
@@ -107,11 +109,12 @@ void writeFinding(std::string& out, const TextOptions& options, const Finding& f
                                  ? fmt::format(", and {} of leakgate's own", finding.harnessFrames)
                                  : "";
         // Frames held otherwise than through f_back (a traceback's tb_frame, a generator) say how.
-        const bool otherwise = std::any_of(finding.frames.begin(), finding.frames.end(), [](const FrameInfo& f) {
-            return !f.heldBy.empty() && f.heldBy != "f_back";
-        });
+        const bool otherwise =
+            std::any_of(finding.frames.begin(), finding.frames.end(),
+                        [](const FrameInfo& f) { return !f.heldBy.empty() && f.heldBy != "f_back"; });
         out += fmt::format("  pins {} frame{}{}{} (culprit first):\n", finding.frames.size(),
-                           finding.frames.size() == 1 ? "" : "s", otherwise ? "" : " through f_back", hidden);
+                           finding.frames.size() == 1 ? "" : "s", otherwise ? "" : " through f_back",
+                           hidden);
         // A long chain (a test runner's, an event loop's) is cut after the first frames: the culprit
         // and its nearest callers are what a person acts on.
         constexpr size_t kShown = 10;
@@ -122,7 +125,8 @@ void writeFinding(std::string& out, const TextOptions& options, const Finding& f
         std::vector<std::string> places;
         size_t placeWidth = 0;
         for (size_t i = 0; i < shown; ++i) {
-            places.push_back(fmt::format("{}:{}", displayPath(finding.frames[i].file), finding.frames[i].line));
+            places.push_back(
+                fmt::format("{}:{}", displayPath(finding.frames[i].file), finding.frames[i].line));
             placeWidth = std::max(placeWidth, places.back().size());
         }
         for (size_t i = 0; i < shown; ++i) {
@@ -209,7 +213,6 @@ void writeStderrTail(std::string& out, const std::string& tail) {
         out += fmt::format("    | {}\n", lines[i]);
 }
 
-
 std::string reportText(const Report& report, const TextOptions& options) {
     std::string out;
     for (const auto& result : report.results) {
@@ -285,7 +288,8 @@ std::string culpritText(const BisectCell& cell) {
 }
 
 std::string transitionsText(const BisectReport& report, const TextOptions& options) {
-    if (report.transitions.empty()) return "transitions: none (every check kept its verdict and culprit)\n";
+    if (report.transitions.empty())
+        return "transitions: none (every check kept its verdict and culprit)\n";
     std::string out = fmt::format("transitions ({}, in PEP 440 order{}):\n", report.transitions.size(),
                                   report.versionOrder.empty() ? "" : ", " + report.versionOrder);
     for (const auto& transition : report.transitions) {
@@ -312,14 +316,15 @@ std::string transitionsText(const BisectReport& report, const TextOptions& optio
             const std::string kind = changeKind(change);
             std::string label = fmt::format("{:<9}", kind);
             if (kind == "regressed") label = paint(options, "31;1", label);
-            out += fmt::format("    {}  {}: {} -> {}", label, change.check, toString(change.before.status),
-                               toString(change.after.status));
+            out += fmt::format("    {}  {}: {} -> {}", label, change.check,
+                               toString(change.before.status), toString(change.after.status));
             if (kind == "regressed" && !change.after.culprit.empty())
                 out += fmt::format(", culprit {}", culpritText(change.after));
             else if (kind == "fixed" && !change.before.culprit.empty())
                 out += fmt::format(" (was {})", culpritText(change.before));
             else if (kind == "culprit")
-                out += fmt::format(", culprit {} -> {}", culpritText(change.before), culpritText(change.after));
+                out += fmt::format(", culprit {} -> {}", culpritText(change.before),
+                                   culpritText(change.after));
             out += "\n";
         }
     }
@@ -330,11 +335,12 @@ std::string transitionsText(const BisectReport& report, const TextOptions& optio
 
 std::string formatBisectText(const BisectReport& report, const TextOptions& options) {
     const std::string package =
-        report.extras.empty() ? report.package : fmt::format("{}[{}]", report.package, fmt::join(report.extras, ","));
-    std::string out = fmt::format("leakgate bisect: {}{}, target {} (Python {}){}\n\n", package,
-                                  report.with.empty() ? "" : fmt::format(" with {}", fmt::join(report.with, ", ")),
-                                  report.target, report.pythonVersion,
-                                  report.shard.empty() ? "" : ", shard " + report.shard);
+        report.extras.empty() ? report.package
+                              : fmt::format("{}[{}]", report.package, fmt::join(report.extras, ","));
+    std::string out = fmt::format(
+        "leakgate bisect: {}{}, target {} (Python {}){}\n\n", package,
+        report.with.empty() ? "" : fmt::format(" with {}", fmt::join(report.with, ", ")), report.target,
+        report.pythonVersion, report.shard.empty() ? "" : ", shard " + report.shard);
     size_t width = 5;
     for (const auto& check : report.checks)
         width = std::max(width, check.size());
@@ -379,7 +385,8 @@ std::string formatBisectText(const BisectReport& report, const TextOptions& opti
                 out += fmt::format("{} {}: error: {}\n", row.version, result.workload,
                                    firstLine(result.error->message));
             for (const auto& check : result.checks) {
-                if (check.status == Status::kError && result.error && check.reason == result.error->message)
+                if (check.status == Status::kError && result.error &&
+                    check.reason == result.error->message)
                     continue;
                 if (check.status == Status::kFail || check.status == Status::kError) {
                     out += fmt::format("{} {} {}: {}\n", row.version, toString(check.status), check.name,

@@ -145,14 +145,7 @@ worker::WorkerRequest workerRequest(const GateOptions& options, const python::En
     spec.subject = subject.name;
     spec.target = subject;
     spec.role = role;
-    spec.sentinelBytes = options.sentinelBytes;
-    spec.deviceSentinelBytes = options.deviceSentinelBytes;
-    spec.soakSteps = options.soakSteps;
-    spec.soakSeconds = options.soakSeconds;
-    spec.soakMaxGrowthBytes = options.soakMaxGrowthBytes;
-    spec.distinctValues = options.distinctValues;
-    spec.launchCalls = options.launchCalls;
-    spec.launchRuns = options.launchRuns;
+    static_cast<workloads::WorkloadSettings&>(spec) = options;
     spec.environment = env;
     spec.argv = {"leakgate-gate"};
     request.timeout = options.timeout;

@@ -16,20 +16,12 @@
 
 namespace leakgate {
 
-struct GateOptions {
+// The workloads' settings are the workers' own type (lib/workloads/spec.h), with its defaults.
+struct GateOptions : workloads::WorkloadSettings {
     std::string target;                // a built-in name or a path; empty: the bundled default
     std::vector<std::string> checks;   // check or workload names; empty: all
     std::optional<std::string> python; // --python
     std::chrono::seconds timeout{300}; // per worker
-    // The workloads' settings, with the defaults of lib/workloads/spec.h.
-    std::int64_t sentinelBytes = workloads::defaults::kSentinelBytes;
-    std::int64_t deviceSentinelBytes = workloads::defaults::kDeviceSentinelBytes;
-    std::int64_t soakSteps = workloads::defaults::kSoakSteps;
-    double soakSeconds = workloads::defaults::kSoakSeconds; // per target
-    std::int64_t soakMaxGrowthBytes = workloads::defaults::kSoakMaxGrowthBytes;
-    std::int64_t distinctValues = workloads::defaults::kDistinctValues;
-    std::int64_t launchCalls = workloads::defaults::kLaunchCalls;
-    int launchRuns = workloads::defaults::kLaunchRuns;
     std::string baseline; // JSON of an earlier gate run to judge figures against
     std::string budgets;  // budgets file for the baseline comparison
     bool forwardOutput = true;

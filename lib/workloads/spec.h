@@ -46,7 +46,22 @@ struct TargetRef {
     std::string path;
 };
 
-struct WorkerSpec {
+// What the gate's workloads take, as `leakgate gate` gets it (GateOptions) and each of its
+// workers reads it (WorkerSpec): one type, so a setting is added once.
+struct WorkloadSettings {
+    std::int64_t sentinelBytes = defaults::kSentinelBytes;
+    std::int64_t deviceSentinelBytes = defaults::kDeviceSentinelBytes;
+    std::int64_t launchCalls = defaults::kLaunchCalls;
+    int launchRuns = defaults::kLaunchRuns;
+    std::int64_t launchWarmup = defaults::kLaunchWarmup;
+    std::int64_t distinctValues = defaults::kDistinctValues;
+    std::int64_t soakSteps = defaults::kSoakSteps;
+    double soakSeconds = defaults::kSoakSeconds; // per target
+    std::int64_t soakSampleEvery = defaults::kSoakSampleEvery;
+    std::int64_t soakMaxGrowthBytes = defaults::kSoakMaxGrowthBytes;
+};
+
+struct WorkerSpec : WorkloadSettings {
     std::string workload; // a name in lib/worker/registry.cpp
     // Workloads run after it in the same process, each its own measurement and result: the gate's
     // `import` then `decorate`, which imports the target once instead of twice.
@@ -65,16 +80,6 @@ struct WorkerSpec {
 
     std::optional<TargetRef> target; // gate workloads
     Role role = Role::kTarget;       // the reference is the baseline
-    std::int64_t sentinelBytes = defaults::kSentinelBytes;
-    std::int64_t deviceSentinelBytes = defaults::kDeviceSentinelBytes;
-    std::int64_t launchCalls = defaults::kLaunchCalls;
-    int launchRuns = defaults::kLaunchRuns;
-    std::int64_t launchWarmup = defaults::kLaunchWarmup;
-    std::int64_t distinctValues = defaults::kDistinctValues;
-    std::int64_t soakSteps = defaults::kSoakSteps;
-    double soakSeconds = defaults::kSoakSeconds;
-    std::int64_t soakSampleEvery = defaults::kSoakSampleEvery;
-    std::int64_t soakMaxGrowthBytes = defaults::kSoakMaxGrowthBytes;
 
     std::vector<std::string> paths; // lint: the Python files to check
 

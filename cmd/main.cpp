@@ -84,8 +84,9 @@ int run(int argc, char** argv) {
 
     cmd::Common common;
     std::vector<std::unique_ptr<cmd::Subcommand>> subcommands;
-    for (auto add : {cmd::addScanCommand, cmd::addGateCommand, cmd::addLintCommand,
-                     cmd::addBisectCommand, cmd::addMergeCommand, cmd::addCacheCommand})
+    for (auto add :
+         {cmd::addScanCommand, cmd::addGateCommand, cmd::addLintCommand, cmd::addBisectCommand,
+          cmd::addMergeCommand, cmd::addCacheCommand, cmd::addReproCommand})
         subcommands.push_back(add(app, common));
 
     checkSpelling(app, argc, argv);

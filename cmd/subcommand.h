@@ -35,5 +35,6 @@ std::unique_ptr<Subcommand> addLintCommand(CLI::App& app, Common& common);
 std::unique_ptr<Subcommand> addBisectCommand(CLI::App& app, Common& common);
 std::unique_ptr<Subcommand> addMergeCommand(CLI::App& app, Common& common);
 std::unique_ptr<Subcommand> addCacheCommand(CLI::App& app, Common& common);
+std::unique_ptr<Subcommand> addReproCommand(CLI::App& app, Common& common);
 
 } // namespace leakgate::cmd

@@ -13,7 +13,7 @@ _leakgate() {
     local subcommand="" i
     for ((i = 1; i < COMP_CWORD; i++)); do
         case ${COMP_WORDS[i]} in
-            scan|gate|lint|bisect|merge) subcommand=${COMP_WORDS[i]}; break ;;
+            scan|gate|lint|bisect|merge|repro) subcommand=${COMP_WORDS[i]}; break ;;
             cache) subcommand=cache
                    [[ $((i + 1)) -lt $COMP_CWORD ]] && subcommand="cache ${COMP_WORDS[i+1]}"; break ;;
         esac
@@ -22,9 +22,11 @@ _leakgate() {
     local outputs="--json --junit --sarif --html --python --timeout -q --quiet --color --no-color"
     local options
     case $subcommand in
-        "")     COMPREPLY=($(compgen -W "scan gate lint bisect merge cache $global" -- "$cur")); return ;;
+        "")     COMPREPLY=($(compgen -W "scan gate lint bisect merge repro cache $global" -- "$cur")); return ;;
         cache)  COMPREPLY=($(compgen -W "list prune -h --help" -- "$cur")); return ;;
         merge)  options="$global --json --junit --sarif --html -q --quiet --color --no-color" ;;
+        repro)  options="$global --from --finding --release --target --out --payload-bytes --verify-with
+                         --expect-leak --expect-clean --timeout -q --quiet" ;;
         "cache list")  options="-h --help" ;;
         "cache prune") options="-h --help --keep-wheels --older-than" ;;
         scan)   options="$global $outputs -m --cycle-instances --cycle-bytes --held-entries --held-bytes --trace-sites" ;;
@@ -38,6 +40,10 @@ _leakgate() {
                          --timeout --soak-seconds --launch-calls --launch-runs --distinct-values
                          -q --quiet --color --no-color" ;;
     esac
+    # repro's --from is a report file; bisect's a version.
+    if [[ $subcommand == repro && $prev == --from ]]; then
+        COMPREPLY=($(compgen -f -- "$cur")); return
+    fi
     case $prev in
         --color) COMPREPLY=($(compgen -W "auto always never" -- "$cur")); return ;;
         --checks)
@@ -49,10 +55,11 @@ _leakgate() {
             COMPREPLY=($(compgen -P "$done" -W "$_leakgate_rules" -- "${cur##*,}")); return ;;
         --target) COMPREPLY=($(compgen -W "reference cute triton cupy jax warp numba-cuda taichi cuda-tile torch" -- "$cur") $(compgen -f -- "$cur")); return ;;
         --installer) COMPREPLY=($(compgen -W "auto uv pip" -- "$cur")); return ;;
-        --json|--junit|--sarif|--html|--baseline|--budgets|--probe|--compile-commands|--python|-I|--include|--config)
+        --json|--junit|--sarif|--html|--baseline|--budgets|--probe|--compile-commands|--python|-I|--include|--config|\
+        --out|--verify-with|--expect-leak|--expect-clean)
             COMPREPLY=($(compgen -f -- "$cur")); return ;;
         --timeout|--sentinel-mib|--device-sentinel-mib|--soak-steps|--soak-seconds|--soak-max-mib|--launch-calls|\
-        --launch-runs|--distinct-values|--package|--versions|--from|--to|--extra|--with|--older-than|-j|--jobs|--shard|--cxx-flag|-m|--exclude)
+        --launch-runs|--distinct-values|--package|--versions|--from|--to|--finding|--release|--payload-bytes|--extra|--with|--older-than|-j|--jobs|--shard|--cxx-flag|-m|--exclude)
             return ;; # a value of the user's
     esac
     if [[ $cur == -* ]]; then

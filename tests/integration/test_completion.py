@@ -52,7 +52,7 @@ class Completion(unittest.TestCase):
 
     def test_every_option_of_every_subcommand_and_no_other(self):
         global_options = {"-h", "--help", "-v", "--verbose", "--version"}
-        for subcommand in ("scan", "gate", "lint", "bisect", "merge"):
+        for subcommand in ("scan", "gate", "lint", "bisect", "merge", "repro"):
             with self.subTest(subcommand=subcommand):
                 expected = help_options(subcommand) | global_options
                 self.assertEqual(complete(subcommand, "-"), expected)
@@ -62,7 +62,7 @@ class Completion(unittest.TestCase):
 
     def test_subcommands_and_values(self):
         self.assertEqual(complete("ga"), {"gate"})
-        self.assertTrue({"scan", "gate", "lint", "bisect", "merge", "cache"} <= complete(""))
+        self.assertTrue({"scan", "gate", "lint", "bisect", "merge", "repro", "cache"} <= complete(""))
         self.assertEqual(complete("cache", ""), {"list", "prune", "-h", "--help"})
         self.assertEqual(complete("gate", "--color", ""), {"auto", "always", "never"})
         self.assertEqual(complete("gate", "--checks", "decorate-s"), {"decorate-sentinels"})

@@ -1,0 +1,1009 @@
+#include "lib/commands/repro.h"
+
+#include "leakgate/errors.h"
+#include "lib/base/atomic_file.h"
+#include "lib/base/data_dir.h"
+#include "lib/base/subprocess.h"
+#include "lib/commands/builtin_targets.h"
+#include "lib/commands/gate.h"
+#include "lib/report/units.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <regex>
+#include <set>
+#include <sstream>
+#include <system_error>
+
+#include <unistd.h>
+
+namespace leakgate {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr std::int64_t kMiB = 1024 * 1024;
+// Large enough to stand out in a process's memory, small enough for any CI machine.
+constexpr std::int64_t kMinPayloadBytes = kMiB;
+constexpr std::int64_t kMaxPayloadBytes = 256 * kMiB;
+// The launch reproducer's loop, as the gate's launch workload runs it: a case leaks when every
+// run leaves more than this many objects of cyclic garbage per call.
+constexpr int kLaunchCalls = 2000;
+constexpr int kLaunchRuns = 3;
+constexpr int kLaunchWarmup = 200;
+constexpr double kLaunchThresholdPerCall = 0.01;
+
+std::string trim(const std::string& text) {
+    const auto first = text.find_first_not_of(" \t\r\n");
+    if (first == std::string::npos) return "";
+    return text.substr(first, text.find_last_not_of(" \t\r\n") - first + 1);
+}
+
+// A path as a maintainer reads it: from the package down, without the venv before site-packages.
+std::string shortPath(const std::string& file) {
+    const std::string marker = "site-packages/";
+    const auto at = file.rfind(marker);
+    return at == std::string::npos ? file : file.substr(at + marker.size());
+}
+
+std::string baseName(const std::string& file) {
+    return fs::path(file).filename().string();
+}
+
+// A Python string literal for any text (double quotes; the escapes Python and C share).
+std::string pyString(const std::string& text) {
+    std::string out = "\"";
+    for (unsigned char c : text) {
+        switch (c) {
+        case '\\':
+            out += "\\\\";
+            break;
+        case '"':
+            out += "\\\"";
+            break;
+        case '\n':
+            out += "\\n";
+            break;
+        case '\t':
+            out += "\\t";
+            break;
+        default:
+            if (c < 0x20 || c == 0x7f)
+                out += fmt::format("\\x{:02x}", c);
+            else
+                out += static_cast<char>(c);
+        }
+    }
+    return out + "\"";
+}
+
+// Text for the docstring: no sequence that would end it or escape out of it.
+std::string docText(std::string text) {
+    for (std::string::size_type at = 0; (at = text.find('\\', at)) != std::string::npos; at += 2)
+        text.replace(at, 1, "\\\\");
+    for (std::string::size_type at = 0; (at = text.find("\"\"\"", at)) != std::string::npos;)
+        text.replace(at, 3, "\"\"\\\"");
+    return text;
+}
+
+// `text` wrapped at `width` columns, each line after `indent`.
+std::string wrap(const std::string& text, const std::string& indent, size_t width = 99) {
+    std::istringstream words(text);
+    std::string word, line, out;
+    while (words >> word) {
+        if (!line.empty() && indent.size() + line.size() + 1 + word.size() > width) {
+            out += indent + line + "\n";
+            line.clear();
+        }
+        line += (line.empty() ? "" : " ") + word;
+    }
+    if (!line.empty()) out += indent + line + "\n";
+    return out;
+}
+
+// --- The target file --------------------------------------------------------------------------
+
+// The names a top-level import line binds ("import a.b" binds a; "from x import y as z" binds z).
+std::vector<std::string> boundNames(const std::string& line) {
+    static const std::regex plain(R"(^import\s+([\w.]+)(?:\s+as\s+(\w+))?\s*$)");
+    static const std::regex from(R"(^from\s+[\w.]+\s+import\s+([\w\s,]+?)\s*$)");
+    std::smatch match;
+    if (std::regex_match(line, match, plain)) {
+        if (match[2].matched) return {match[2].str()};
+        const std::string module = match[1].str();
+        return {module.substr(0, module.find('.'))};
+    }
+    if (std::regex_match(line, match, from)) {
+        std::vector<std::string> names;
+        std::istringstream items(match[1].str());
+        std::string item;
+        while (std::getline(items, item, ',')) {
+            std::istringstream parts(item);
+            std::string first, as, alias;
+            parts >> first >> as >> alias;
+            if (!first.empty()) names.push_back(as == "as" ? alias : first);
+        }
+        return names;
+    }
+    return {};
+}
+
+std::string rootName(const std::string& expression) {
+    return expression.substr(0, expression.find('.'));
+}
+
+// --- The finding ------------------------------------------------------------------------------
+
+struct Located {
+    const WorkloadResult* result = nullptr;
+    const Finding* finding = nullptr;
+    int index = 0;
+};
+
+std::vector<Located> targetFindings(const Report& report) {
+    std::vector<Located> all;
+    for (const WorkloadResult& result : report.results) {
+        if (result.role != Role::kTarget) continue;
+        for (const Finding& finding : result.findings)
+            all.push_back({&result, &finding, static_cast<int>(all.size())});
+    }
+    return all;
+}
+
+// The check a finding failed: "decorate-frame-cycle" for the decorate workload's frame-cycle,
+// the kind itself where it already names its workload (launch-cyclic-garbage) or for scan.
+std::string checkOf(const WorkloadResult& result, const Finding& finding) {
+    if (result.workload == "scan" || finding.kind.starts_with(result.workload + "-"))
+        return finding.kind;
+    return result.workload + "-" + finding.kind;
+}
+
+std::optional<ReproShape> shapeOf(const WorkloadResult& result, const Finding& finding) {
+    if (finding.kind == "frame-cycle" && !finding.frames.empty() &&
+        (result.workload == "decorate" || result.workload == "import" || result.workload == "scan"))
+        return ReproShape::kDecoratorFrameCycle;
+    if (finding.kind == "launch-cyclic-garbage" && result.workload == "launch")
+        return ReproShape::kLaunchCyclicGarbage;
+    return std::nullopt;
+}
+
+Located chooseFinding(const Report& report, std::optional<int> index) {
+    const std::vector<Located> all = targetFindings(report);
+    if (all.empty()) throw UsageError("repro: the report has no finding of the target to reproduce");
+    if (index) {
+        if (*index < 0 || *index >= static_cast<int>(all.size()))
+            throw UsageError(fmt::format("repro: --finding {}: the report has {} finding{} (1 to {})",
+                                         *index + 1, all.size(), all.size() == 1 ? "" : "s",
+                                         all.size()));
+        const Located& chosen = all[*index];
+        if (!shapeOf(*chosen.result, *chosen.finding))
+            throw UsageError(
+                fmt::format("repro: finding {} is a {} finding ({}), a shape repro does not "
+                            "write a reproducer for; it writes them for {}",
+                            *index + 1, checkOf(*chosen.result, *chosen.finding),
+                            chosen.finding->summary, supportedReproShapes()));
+        return chosen;
+    }
+    for (const Located& located : all)
+        if (shapeOf(*located.result, *located.finding)) return located;
+    std::vector<std::string> checks;
+    for (const Located& located : all)
+        checks.push_back(checkOf(*located.result, *located.finding));
+    throw UsageError(
+        fmt::format("repro: none of the report's {} findings ({}) has a shape repro writes a "
+                    "reproducer for; it writes them for {}",
+                    all.size(), fmt::join(checks, ", "), supportedReproShapes()));
+}
+
+// "nvidia-cutlass-dsl 4.6.1", from any of the target's results that looked the package up.
+std::pair<std::string, std::string> packageOf(const Report& report) {
+    for (const WorkloadResult& result : report.results) {
+        if (result.role != Role::kTarget) continue;
+        const auto found = result.details.find("target_package");
+        if (found == result.details.end() || !found->is_object()) continue;
+        const std::string name = found->value("name", "");
+        const auto version = found->find("version");
+        if (!name.empty())
+            return {name,
+                    version != found->end() && version->is_string() ? version->get<std::string>() : ""};
+    }
+    return {};
+}
+
+// --- Writing ----------------------------------------------------------------------------------
+
+// A dict literal as keyword arguments where it is a plain one ({"preprocess": False} gives
+// `preprocess=False`), else `**{...}`.
+std::string callArguments(const std::string& dict) {
+    const std::string inner = trim(dict.substr(1, dict.size() - 2));
+    if (inner.empty()) return "";
+    static const std::regex item(R"(^\s*["'](\w+)["']\s*:\s*([\w.+-]+|"[^"\\,]*"|'[^'\\,]*')\s*$)");
+    std::vector<std::string> arguments;
+    std::istringstream items(inner);
+    std::string text;
+    while (std::getline(items, text, ',')) {
+        if (trim(text).empty()) continue;
+        std::smatch match;
+        if (!std::regex_match(text, match, item)) return "**" + dict;
+        arguments.push_back(match[1].str() + "=" + match[2].str());
+    }
+    return fmt::format("{}", fmt::join(arguments, ", "));
+}
+
+std::string importSection(const ReproTarget& target) {
+    if (!target.loadPath.empty()) {
+        return fmt::format(
+            "# The target defines its DSL itself: loaded from its file, as the gate loaded it.\n"
+            "import importlib.util\n\n"
+            "_spec = importlib.util.spec_from_file_location({}, {})\n"
+            "dsl = importlib.util.module_from_spec(_spec)\n"
+            "_spec.loader.exec_module(dsl)\n",
+            pyString(target.name), pyString(target.loadPath));
+    }
+    std::string out;
+    for (const std::string& line : target.imports)
+        out += line + "\n";
+    return out;
+}
+
+std::string versionLines(const ReproTarget& target) {
+    std::string out = "    print(f\"python  : {sys.version.split()[0]} ({sys.executable})\")\n";
+    if (!target.package.empty()) {
+        out += fmt::format(
+            "    try:\n"
+            "        from importlib import metadata\n\n"
+            "        version = metadata.version({})\n"
+            "    except Exception:  # not installed as a distribution: the import is what counts\n"
+            "        version = \"(version unknown)\"\n"
+            "    print(f\"package : {} {{version}}\")\n",
+            pyString(target.package), target.package);
+    }
+    return out;
+}
+
+struct Header {
+    std::string title;
+    std::vector<std::string> paragraphs;
+};
+
+std::string headerText(const Header& header, const Report& report, const Located& located,
+                       const std::string& check, const ReproSettings& settings) {
+    const Finding& finding = *located.finding;
+    std::string title = wrap(docText(header.title), "");
+    std::string out = "#!/usr/bin/env python3\n\"\"\"" + title + "\n";
+    const auto [package, version] = packageOf(report);
+    std::string source = fmt::format(
+        "Written by `leakgate repro` (leakgate {}) from finding {} of a `leakgate {}` report{}, "
+        "measured with Python {}{}:",
+        LEAKGATE_VERSION, located.index + 1, report.command,
+        settings.reportFile.empty() ? "" : " (" + baseName(settings.reportFile) + ")",
+        report.pythonVersion,
+        package.empty() ? "" : fmt::format(" on {} {}", package, version.empty() ? "" : version));
+    out += wrap(docText(source), "");
+    out += wrap(docText(check + ": " + finding.summary), "    ");
+    out += "\n";
+    if (!finding.frames.empty()) {
+        const FrameInfo& culprit = finding.frames.front();
+        std::string text =
+            fmt::format("Culprit: {} ({}:{})", culprit.function, shortPath(culprit.file), culprit.line);
+        if (!finding.locals.empty())
+            text += fmt::format("; the cycle closes through local `{}`", finding.locals.front());
+        if (finding.fixSite)
+            text += fmt::format("; the line to change: {}:{}", shortPath(finding.fixSite->file),
+                                finding.fixSite->line);
+        out += wrap(docText(text + "."), "");
+    }
+    if (!finding.fix.empty()) out += wrap(docText("Suggested fix: " + finding.fix), "");
+    if (!settings.releaseWindow.empty())
+        out += wrap(docText("Release window: " + settings.releaseWindow + "."), "");
+    for (const std::string& paragraph : header.paragraphs)
+        out += "\n" + wrap(docText(paragraph), "");
+    out += "\nPlain Python: the standard library and the package, no leakgate. Run: python repro.py\n"
+           "Exit status: 1 while the retention reproduces, 0 when clean, 2 on an error.\n\"\"\"\n\n";
+    return out;
+}
+
+constexpr const char* kGcDisable =
+    "# The collector is off before anything else runs, as in the programs that meet this (CUDA-graph\n"
+    "# training loops): a collection at any allocation would free the cycles and hide them.\n"
+    "gc.disable()\n\n\n"
+    "def _error_exit(kind, value, traceback):\n"
+    "    \"\"\"An error is no verdict: exit 2, so that exit 1 means only that it reproduced.\"\"\"\n"
+    "    sys.__excepthook__(kind, value, traceback)\n"
+    "    sys.stdout.flush()\n"
+    "    sys.stderr.flush()\n"
+    "    os._exit(2)\n\n\n"
+    "sys.excepthook = _error_exit\n\n";
+
+struct Decoration {
+    std::string decorator; // the expression: "cute.kernel"
+    bool withOptions = false;
+    std::string arguments; // for withOptions
+    std::string functionName;
+
+    std::string line() const {
+        return withOptions ? fmt::format("@{}({})", decorator, arguments) : "@" + decorator;
+    }
+};
+
+// The decorations that trigger a decorator frame cycle: the culprit's own decorator where its
+// name says which (CuTeDSL.kernel: kernel), in the forms whose sentinels outlived their frames.
+std::vector<Decoration> decorationsFor(const Located& located, const ReproTarget& target) {
+    const bool byPath = !target.loadPath.empty();
+    std::map<std::string, std::pair<std::string, std::string>> available; // name -> (expr, options)
+    if (byPath || !target.kernel.empty())
+        available["kernel"] = {
+            byPath ? "dsl.kernel" : target.kernel,
+            byPath ? "**getattr(dsl, \"kernel_options\", {})"
+                   : callArguments(target.kernelOptions.empty() ? "{}" : target.kernelOptions)};
+    if (byPath || !target.jit.empty())
+        available["jit"] = {byPath ? "dsl.jit" : target.jit,
+                            byPath
+                                ? "**getattr(dsl, \"jit_options\", {})"
+                                : callArguments(target.jitOptions.empty() ? "{}" : target.jitOptions)};
+    if (available.empty())
+        throw UsageError(fmt::format("repro: the target `{}` has no `kernel` or `jit` decorator to call",
+                                     target.name));
+    const std::string culprit = located.finding->frames.front().function;
+    const std::string last = culprit.substr(culprit.rfind('.') + 1);
+    std::vector<std::string> names;
+    if (available.count(last))
+        names.push_back(last);
+    else
+        for (const auto& [name, _] : available)
+            names.push_back(name);
+
+    std::vector<Decoration> decorations;
+    for (const std::string& name : names) {
+        // The forms whose sentinels the cycle kept ("kernel depth=2 frame=1", "kernel(options) ..."):
+        // both when the report has no sentinel of this decorator (scan).
+        bool anySentinel = false, bare = false, options = false;
+        for (const SentinelVerdict& sentinel : located.result->sentinels) {
+            const std::string label = sentinel.label.substr(0, sentinel.label.find(' '));
+            if (label != name && label != name + "(options)") continue;
+            anySentinel = true;
+            if (sentinel.verdict == "freed-by-refcount") continue;
+            (label == name ? bare : options) = true;
+        }
+        if (!anySentinel || (!bare && !options)) bare = options = true;
+        const auto& [expression, arguments] = available[name];
+        if (bare) decorations.push_back({expression, false, "", "repro_" + name});
+        if (options)
+            decorations.push_back({expression, true, arguments, "repro_" + name + "_with_options"});
+    }
+    return decorations;
+}
+
+std::int64_t payloadBytesFor(const Finding& finding, const ReproSettings& settings) {
+    if (settings.payloadBytes > 0) return settings.payloadBytes;
+    std::int64_t bytes = finding.bytes;
+    for (const auto& [kind, amount] : finding.payloadBytes)
+        bytes = std::max(bytes, amount);
+    // Whole MiB, so that the figure the script prints reads at a glance.
+    bytes = (bytes + kMiB - 1) / kMiB * kMiB;
+    return std::clamp(bytes, kMinPayloadBytes, kMaxPayloadBytes);
+}
+
+std::string writeDecoratorScript(const Report& report, const Located& located, const ReproTarget& target,
+                                 const ReproSettings& settings, const std::string& check,
+                                 ReproScript& script) {
+    const std::vector<Decoration> decorations = decorationsFor(located, target);
+    const std::int64_t payload = payloadBytesFor(*located.finding, settings);
+    std::vector<std::string> lines;
+    for (const Decoration& decoration : decorations)
+        lines.push_back(decoration.line());
+    script.calls = fmt::format("{}", fmt::join(lines, " and "));
+
+    Header header;
+    header.title =
+        fmt::format("Reproducer: decorating with {} inside a call keeps the caller's frames, and "
+                    "every local on them, alive until gc.collect().",
+                    script.calls);
+    header.paragraphs.push_back(fmt::format(
+        "What it does: caller() holds a payload of {} and, where torch has a CUDA device, a "
+        "device tensor of the same size; one call below, decorate() decorates two trivial functions "
+        "and drops them (nothing is compiled or launched). After caller() returns, the payload must "
+        "be gone by reference counting alone; with the collector off, a decorator frame in a "
+        "reference cycle pins the frames above it through f_back, and with them the payload.",
+        humanBytes(payload)));
+
+    std::string out = headerText(header, report, located, check, settings);
+    out += "import gc\nimport os\nimport sys\nimport weakref\n\n";
+    out += kGcDisable;
+    out += importSection(target) + "\n";
+    out += "# Optional: with torch and a CUDA device, the caller also holds a device tensor.\n"
+           "try:\n"
+           "    import torch\n\n"
+           "    HAS_CUDA = torch.cuda.is_available()\n"
+           "except Exception:  # no torch, or no CUDA: the host payload shows the same retention\n"
+           "    torch = None\n"
+           "    HAS_CUDA = False\n\n";
+    out += fmt::format("PAYLOAD_BYTES = {}  # {}, sized from the finding\n\n\n", payload,
+                       humanBytes(payload));
+    out += "class Payload:\n"
+           "    \"\"\"A caller's local: PAYLOAD_BYTES of host memory, weakly referenceable (a bytearray "
+           "is not).\"\"\"\n\n"
+           "    def __init__(self, nbytes):\n"
+           "        self.data = bytearray(nbytes)\n\n\n";
+    out += "def decorate():\n"
+           "    \"\"\"Decoration only, through the package's public decorators; the functions are "
+           "dropped.\"\"\"\n";
+    for (const Decoration& decoration : decorations) {
+        out += fmt::format("\n    {}\n    def {}():\n        pass\n", decoration.line(),
+                           decoration.functionName);
+    }
+    out += "\n\n"
+           "def caller():\n"
+           "    \"\"\"Holds the payload (and a device tensor with CUDA) while decorate() runs one call "
+           "below.\"\"\"\n"
+           "    payload = Payload(PAYLOAD_BYTES)\n"
+           "    tensor = torch.empty(PAYLOAD_BYTES, dtype=torch.uint8, device=\"cuda\") if HAS_CUDA "
+           "else None  # noqa: F841\n"
+           "    decorate()\n"
+           "    return weakref.ref(payload)  # both die with this frame, unless a cycle pins it\n\n\n";
+    out += "def main():\n";
+    out += versionLines(target);
+    out +=
+        "    device_before = torch.cuda.memory_allocated() if HAS_CUDA else 0\n"
+        "    payload = caller()\n"
+        "    host_kept = payload() is not None\n"
+        "    device_kept = torch.cuda.memory_allocated() - device_before if HAS_CUDA else 0\n"
+        "    gc.collect()\n"
+        "    freed_by_gc = host_kept and payload() is None\n"
+        "    print(f\"payload : {PAYLOAD_BYTES} bytes, alive after its caller returned: {host_kept}\"\n"
+        "          + (\" (freed by gc.collect())\" if freed_by_gc else \"\"))\n"
+        "    if HAS_CUDA:\n"
+        "        print(f\"device  : {device_kept} of {PAYLOAD_BYTES} bytes still allocated after the "
+        "caller returned\")\n"
+        "    else:\n"
+        "        print(\"device  : no CUDA device (torch missing or without CUDA): host payload "
+        "only\")\n"
+        "    if host_kept or device_kept >= PAYLOAD_BYTES:\n";
+    out +=
+        fmt::format("        print({})\n",
+                    pyString("REPRODUCED: the payload outlived its caller, pinned through a decorator "
+                             "frame in a reference cycle (" +
+                             script.calls + ")"));
+    out += "        return 1\n";
+    out += fmt::format("    print({})\n",
+                       pyString("CLEAN: the payload was freed by reference counting when its "
+                                "caller returned"));
+    out += "    return 0\n\n\n"
+           "if __name__ == \"__main__\":\n"
+           "    sys.exit(main())\n";
+    return out;
+}
+
+// The launch case a launch finding names: "Int8(0) T(v).__c_pointers__(): 3.00 objects ...".
+struct LaunchCase {
+    std::string type, value;
+    bool freshEachCall = true; // T(v).__c_pointers__(); else t.__c_pointers__() on one object
+};
+
+LaunchCase launchCaseOf(const Finding& finding) {
+    static const std::regex summary(R"(^(\w+)\((.*?)\) (T\(v\)|t)\.__c_pointers__\(\):)");
+    std::smatch match;
+    if (!std::regex_search(finding.summary, match, summary))
+        throw UsageError(fmt::format("repro: the launch finding names no case (`Int32(7) "
+                                     "T(v).__c_pointers__()`) in its summary: {}",
+                                     finding.summary));
+    LaunchCase launch{match[1].str(), match[2].str(), match[3].str() == "T(v)"};
+    // A value Python reads back as written; NaN payloads and the like (shown by their bits) are
+    // replaced by 1: every value of a type takes the same packing path.
+    static const std::regex literal(R"(^-?(\d+(\.\d*)?([eE][-+]?\d+)?)$|^True$|^False$)");
+    if (launch.value == "inf" || launch.value == "-inf")
+        launch.value = "float(\"" + launch.value + "\")";
+    else if (!std::regex_match(launch.value, literal))
+        launch.value = "1";
+    return launch;
+}
+
+std::string writeLaunchScript(const Report& report, const Located& located, const ReproTarget& target,
+                              const ReproSettings& settings, const std::string& check,
+                              ReproScript& script) {
+    const LaunchCase launch = launchCaseOf(*located.finding);
+    std::string type;
+    if (!target.loadPath.empty())
+        type = fmt::format("dsl.scalar_types[{}]", pyString(launch.type));
+    else if (!target.scalarModule.empty())
+        type = target.scalarModule + "." + launch.type;
+    else
+        throw UsageError(
+            fmt::format("repro: cannot tell from the target `{}` where its scalar type {} "
+                        "comes from (no `scalar_types = {{name: getattr(module, name) ...}}`)",
+                        target.name, launch.type));
+    const std::string call = launch.freshEachCall
+                                 ? fmt::format("{}({}).__c_pointers__()", type, launch.value)
+                                 : "ARGUMENT.__c_pointers__()";
+    script.calls =
+        launch.freshEachCall ? call : fmt::format("{}({}) packed on every call", type, launch.value);
+
+    Header header;
+    header.title =
+        fmt::format("Reproducer: packing a {} launch argument ({}) leaves objects in reference "
+                    "cycles on every call, freed only by gc.collect().",
+                    launch.type, script.calls);
+    header.paragraphs.push_back(fmt::format(
+        "What it does: launch_once() is what the package's launch path does for one scalar argument "
+        "of every kernel launch. After a warm-up it runs {} times in each of {} runs; gc.collect() "
+        "then says how many objects the calls left in reference cycles. With the collector off "
+        "(the program's own choice) they are never freed, so memory grows with every launch. It "
+        "reproduces when every run leaves more than {} per call; it also prints what those objects "
+        "hold (tracemalloc) and the blocks they keep (sys.getallocatedblocks).",
+        kLaunchCalls, kLaunchRuns, kLaunchThresholdPerCall));
+
+    std::string out = headerText(header, report, located, check, settings);
+    out += "import gc\nimport os\nimport sys\nimport tracemalloc\n\n";
+    out += kGcDisable;
+    out += importSection(target) + "\n";
+    out += fmt::format(
+        "CALLS = {}  # per run\nRUNS = {}\nWARMUP = {}\nTHRESHOLD = {}  # objects per call\n",
+        kLaunchCalls, kLaunchRuns, kLaunchWarmup, kLaunchThresholdPerCall);
+    if (!launch.freshEachCall) out += fmt::format("ARGUMENT = {}({})\n", type, launch.value);
+    out += "\n\n"
+           "def launch_once():\n"
+           "    \"\"\"What a launch does for one scalar argument: pack it for the kernel's "
+           "parameters.\"\"\"\n";
+    out += fmt::format("    {}\n\n\n", call);
+    out += "def main():\n";
+    out += versionLines(target);
+    out += "    for _ in range(WARMUP):  # first-call caches and imports are not what is measured\n"
+           "        launch_once()\n"
+           "    gc.collect()\n"
+           "    garbage, blocks = [], []\n"
+           "    for _ in range(RUNS):\n"
+           "        before = sys.getallocatedblocks()\n"
+           "        for _ in range(CALLS):\n"
+           "            launch_once()\n"
+           "        blocks.append((sys.getallocatedblocks() - before) / CALLS)\n"
+           "        garbage.append(gc.collect() / CALLS)\n"
+           "    tracemalloc.start()\n"
+           "    before = tracemalloc.get_traced_memory()[0]\n"
+           "    for _ in range(CALLS):\n"
+           "        launch_once()\n"
+           "    held = (tracemalloc.get_traced_memory()[0] - before) / CALLS\n"
+           "    gc.collect()\n"
+           "    tracemalloc.stop()\n"
+           "    print(\"cyclic garbage per call : \" + \", \".join(f\"{g:.2f}\" for g in garbage)"
+           " + f\" objects (runs of {CALLS} calls)\")\n"
+           "    print(\"blocks kept per call    : \" + \", \".join(f\"{b:.2f}\" for b in blocks)"
+           " + \" until gc.collect()\")\n"
+           "    print(f\"bytes held per call     : {held:.0f} until gc.collect()\")\n"
+           "    if min(garbage) > THRESHOLD:\n";
+    out += fmt::format(
+        "        print(f{})\n",
+        pyString("REPRODUCED: each call leaves {min(garbage):.2f} objects ({held:.0f} bytes) in "
+                 "reference cycles, in every one of {RUNS} runs: " +
+                 script.calls));
+    out += "        return 1\n";
+    out += fmt::format(
+        "    print({})\n",
+        pyString("CLEAN: the calls leave no reference cycles (freed by reference counting)"));
+    out += "    return 0\n\n\n"
+           "if __name__ == \"__main__\":\n"
+           "    sys.exit(main())\n";
+    return out;
+}
+
+// --- Reading the report and the target ----------------------------------------------------------
+
+nlohmann::json readJson(const std::string& file) {
+    std::ifstream in(file);
+    if (!in) throw UsageError(fmt::format("repro: cannot read {}", file));
+    nlohmann::json document = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+    if (document.is_discarded()) throw UsageError(fmt::format("repro: {} is not JSON", file));
+    return document;
+}
+
+std::string readText(const std::string& file) {
+    std::ifstream in(file, std::ios::binary);
+    if (!in) throw UsageError(fmt::format("repro: cannot read the target file {}", file));
+    std::ostringstream text;
+    text << in.rdbuf();
+    return text.str();
+}
+
+struct TargetFile {
+    std::string name, path;
+    bool builtin = false;
+};
+
+TargetFile builtinFile(const BuiltinTarget& builtin) {
+    if (!builtin.file)
+        throw UsageError(fmt::format("repro: `{}` is leakgate's own runtime, not a DSL to reproduce on",
+                                     builtin.name));
+    return {builtin.name, (dataDir() / builtin.file).string(), true};
+}
+
+// The target file the finding was measured on: --target, else the report's subject (a built-in
+// name, the stem of a target file that the finding's frames or the default gate target name), else
+// for scan the built-in DSL whose package holds the culprit.
+TargetFile findTarget(const std::string& given, const Report& report, const Located& located) {
+    if (!given.empty()) {
+        if (const BuiltinTarget* builtin = findBuiltinTarget(given)) return builtinFile(*builtin);
+        if (!fs::is_regular_file(given))
+            throw UsageError(
+                fmt::format("repro: --target {}: not a file, and not a built-in target ({})", given,
+                            builtinTargetNames()));
+        return {fs::path(given).stem().string(), fs::absolute(given).string(), false};
+    }
+    if (report.command == "gate") {
+        const std::string& subject = located.result->subject;
+        if (const BuiltinTarget* builtin = findBuiltinTarget(subject)) return builtinFile(*builtin);
+        std::vector<std::string> candidates;
+        for (const FrameInfo& frame : located.finding->frames)
+            candidates.push_back(frame.file);
+        candidates.push_back(defaultGateTarget());
+        for (const std::string& file : candidates) {
+            if (fs::path(file).stem() == subject && fs::is_regular_file(file))
+                return {subject, fs::absolute(file).string(), false};
+        }
+        throw UsageError(fmt::format("repro: the report names the target `{}` but not its file: give it "
+                                     "with --target FILE",
+                                     subject));
+    }
+    if (!located.finding->frames.empty()) {
+        const std::string& culprit = located.finding->frames.front().file;
+        for (const BuiltinTarget& builtin : builtinTargets()) {
+            if (builtin.packageDir &&
+                culprit.find("/" + std::string(builtin.packageDir) + "/") != std::string::npos)
+                return builtinFile(builtin);
+        }
+    }
+    throw UsageError(
+        "repro: the culprit is in no DSL leakgate knows: name the DSL's target with --target "
+        "(a built-in target or a target file)");
+}
+
+// The bisect row to reproduce: --release, else the newest release whose gate failed.
+const BisectRow& chooseRow(const BisectReport& bisect, const std::string& release) {
+    for (auto row = bisect.rows.rbegin(); row != bisect.rows.rend(); ++row) {
+        const bool failed = std::any_of(row->cells.begin(), row->cells.end(), [](const auto& cell) {
+            return cell.second.status == Status::kFail;
+        });
+        if (!row->report) {
+            if (row->version == release)
+                throw UsageError(
+                    fmt::format("repro: release {} has no gate report in the bisect report ({})",
+                                release, row->error.value_or("not gated")));
+            continue;
+        }
+        if (release.empty() ? failed : row->version == release) return *row;
+    }
+    if (!release.empty())
+        throw UsageError(fmt::format("repro: the bisect report has no release {}", release));
+    throw UsageError("repro: no release of the bisect report failed: nothing to reproduce");
+}
+
+// Where `check` started and stopped failing around `release`, from the bisect's transitions.
+std::string releaseWindow(const BisectReport& bisect, const std::string& check,
+                          const std::string& release) {
+    std::map<std::string, size_t> order;
+    for (size_t i = 0; i < bisect.rows.size(); ++i)
+        order[bisect.rows[i].version] = i;
+    if (!order.count(release)) return "";
+    const size_t at = order[release];
+    std::string regressed, lastGood, fixed;
+    for (const BisectTransition& transition : bisect.transitions) {
+        for (const CheckChange& change : transition.changes) {
+            if (change.check != check) continue;
+            const std::string kind = changeKind(change);
+            if (kind == "regressed" && order[transition.to] <= at) {
+                regressed = transition.to;
+                lastGood = transition.from;
+            }
+            if (kind == "fixed" && order[transition.from] >= at && fixed.empty()) fixed = transition.to;
+        }
+    }
+    std::vector<std::string> parts;
+    if (!regressed.empty())
+        parts.push_back(fmt::format("fails from {} ({} passes)", regressed, lastGood));
+    else
+        parts.push_back(
+            fmt::format("fails from the oldest release gated, {}", bisect.rows.front().version));
+    if (!fixed.empty())
+        parts.push_back(fmt::format("fixed in {}", fixed));
+    else
+        parts.push_back(
+            fmt::format("not fixed in any release gated (to {})", bisect.rows.back().version));
+    return fmt::format("{}; {} (`leakgate bisect` of {}, {} releases)", parts[0], parts[1],
+                       bisect.package, bisect.rows.size());
+}
+
+// --- Running it -------------------------------------------------------------------------------
+
+std::string resolvePython(const std::string& python) {
+    std::string path = python;
+    if (python.find('/') == std::string::npos) {
+        const char* search = std::getenv("PATH");
+        std::istringstream dirs(search ? search : "");
+        std::string dir;
+        path.clear();
+        while (std::getline(dirs, dir, ':')) {
+            const fs::path candidate = fs::path(dir.empty() ? "." : dir) / python;
+            if (::access(candidate.c_str(), X_OK) == 0) {
+                path = candidate.string();
+                break;
+            }
+        }
+    }
+    if (path.empty() || ::access(path.c_str(), X_OK) != 0 || fs::is_directory(path))
+        throw UsageError(fmt::format("repro: {}: no such interpreter (an executable python)", python));
+    return fs::absolute(path).string();
+}
+
+std::string lastLine(const std::string& text) {
+    std::istringstream lines(text);
+    std::string line, last;
+    while (std::getline(lines, line))
+        if (!trim(line).empty()) last = trim(line);
+    return last;
+}
+
+ReproRun runOnce(const std::string& script, const std::string& python,
+                 std::optional<ReproVerdict> expected, std::chrono::seconds timeout) {
+    ReproRun run{python, expected};
+    // A directory of its own: the script and whatever the package writes beside it go with it.
+    const char* tmp = std::getenv("TMPDIR");
+    std::string pattern = (fs::path(tmp && *tmp ? tmp : "/tmp") / "leakgate-repro-XXXXXX").string();
+    if (!::mkdtemp(pattern.data()))
+        throw std::system_error(errno, std::generic_category(),
+                                "repro: cannot make a scratch directory");
+    const fs::path dir = pattern;
+    struct Remove {
+        fs::path dir;
+        ~Remove() {
+            std::error_code ignored;
+            fs::remove_all(dir, ignored);
+        }
+    } remove{dir};
+    writeOutputFile((dir / "repro.py").string(), script);
+
+    worker::ProcessSpec spec;
+    spec.argv = {"/bin/sh", "-c",      "cd \"$1\" && shift && exec \"$@\"", "sh", dir.string(),
+                 python,    "repro.py"};
+    spec.timeout = timeout;
+    const worker::ProcessOutcome outcome = worker::runProcess(spec);
+    run.exitCode = outcome.exitCode;
+    if (outcome.timedOut) {
+        run.detail = fmt::format("timed out after {} s", timeout.count());
+    } else if (outcome.signal) {
+        run.detail = worker::describeSignal(*outcome.signal);
+    } else if (outcome.exitCode == 0 || outcome.exitCode == 1) {
+        // A verdict needs the script's verdict line: an interpreter that cannot even compile the
+        // script (a SyntaxError) also exits 1.
+        run.detail = lastLine(outcome.stdoutText);
+        const char* expected = *outcome.exitCode == 1 ? "REPRODUCED:" : "CLEAN:";
+        if (run.detail.starts_with(expected)) {
+            run.verdict = *outcome.exitCode == 1 ? ReproVerdict::kReproduces : ReproVerdict::kClean;
+        } else {
+            const std::string why = lastLine(outcome.stderrTail);
+            run.detail = fmt::format("no verdict line ({}): {}", expected,
+                                     why.empty() ? "no output on stderr" : why);
+        }
+    } else {
+        const std::string why = lastLine(outcome.stderrTail);
+        run.detail = why.empty() ? "no output on stderr" : why;
+    }
+    return run;
+}
+
+} // namespace
+
+const char* toString(ReproShape shape) {
+    switch (shape) {
+    case ReproShape::kDecoratorFrameCycle:
+        return "decorator frame cycle";
+    case ReproShape::kLaunchCyclicGarbage:
+        return "per-launch cyclic garbage";
+    }
+    return "?";
+}
+
+std::string supportedReproShapes() {
+    return "a frame-cycle whose culprit is a decorator of the target (gate's decorate-frame-cycle and "
+           "import-frame-cycle, scan's frame-cycle in a built-in DSL) and per-launch cyclic garbage "
+           "(gate's launch-cyclic-garbage)";
+}
+
+const char* toString(ReproVerdict verdict) {
+    switch (verdict) {
+    case ReproVerdict::kReproduces:
+        return "reproduces";
+    case ReproVerdict::kClean:
+        return "clean";
+    case ReproVerdict::kError:
+        return "error";
+    }
+    return "?";
+}
+
+ReproTarget readReproTarget(const std::string& name, const std::string& source, const std::string& file,
+                            bool builtin) {
+    ReproTarget target;
+    target.name = name;
+    std::set<std::string> bound;
+    std::map<std::string, std::string> assigned;
+    static const std::regex assignment(R"(^(\w+)\s*=\s*(.+?)\s*$)");
+    std::istringstream lines(source);
+    std::string line;
+    while (std::getline(lines, line)) {
+        if (!line.empty() && line.back() == '\r') line.pop_back();
+        if (line.starts_with("import ") || line.starts_with("from ")) {
+            const std::vector<std::string> names = boundNames(line);
+            if (names.empty() || line.find('(') != std::string::npos) continue; // a multi-line import
+            target.imports.push_back(line);
+            bound.insert(names.begin(), names.end());
+            continue;
+        }
+        std::smatch match;
+        if (std::regex_match(line, match, assignment)) assigned[match[1].str()] = match[2].str();
+    }
+    static const std::regex dotted(R"(^[A-Za-z_]\w*(\.[A-Za-z_]\w*)*$)");
+    for (const char* decorator : {"kernel", "jit"}) {
+        const auto found = assigned.find(decorator);
+        if (found == assigned.end() || !std::regex_match(found->second, dotted) ||
+            !bound.count(rootName(found->second)))
+            continue;
+        (std::string(decorator) == "kernel" ? target.kernel : target.jit) = found->second;
+    }
+    for (const char* options : {"kernel_options", "jit_options"}) {
+        const auto found = assigned.find(options);
+        if (found == assigned.end() || !found->second.starts_with("{") || !found->second.ends_with("}"))
+            continue;
+        (std::string(options) == "kernel_options" ? target.kernelOptions : target.jitOptions) =
+            found->second;
+    }
+    static const std::regex package(R"re(^["']([\w.-]+)["']$)re");
+    if (const auto found = assigned.find("TARGET_PACKAGE"); found != assigned.end()) {
+        std::smatch match;
+        if (std::regex_match(found->second, match, package)) target.package = match[1].str();
+    }
+    static const std::regex scalars(R"(scalar_types\s*=\s*\{[^}]*?getattr\(\s*(\w+)\s*,)");
+    std::smatch match;
+    if (std::regex_search(source, match, scalars) && bound.count(match[1].str()))
+        target.scalarModule = match[1].str();
+
+    if (target.kernel.empty() && target.jit.empty()) {
+        if (builtin)
+            throw UsageError(fmt::format("repro: the built-in target `{}` declares its decorators in a "
+                                         "table (`decorators`), which "
+                                         "repro does not read yet; it reads targets that bind `kernel` "
+                                         "and `jit` to the package's "
+                                         "decorators (cute, triton)",
+                                         name));
+        target.loadPath = file;
+        target.imports.clear();
+        target.scalarModule.clear();
+    }
+    return target;
+}
+
+ReproScript writeReproducer(const Report& report, std::optional<int> index, const ReproTarget& target,
+                            const ReproSettings& settings) {
+    const Located located = chooseFinding(report, index);
+    ReproScript script;
+    script.shape = *shapeOf(*located.result, *located.finding);
+    script.findingIndex = located.index;
+    script.check = checkOf(*located.result, *located.finding);
+    script.summary = located.finding->summary;
+    script.text = script.shape == ReproShape::kDecoratorFrameCycle
+                      ? writeDecoratorScript(report, located, target, settings, script.check, script)
+                      : writeLaunchScript(report, located, target, settings, script.check, script);
+    return script;
+}
+
+ExitCode ReproResult::exitCode() const {
+    if (std::any_of(runs.begin(), runs.end(), [](const ReproRun& run) { return run.contradicted(); }))
+        return ExitCode::kFindings;
+    if (std::any_of(runs.begin(), runs.end(),
+                    [](const ReproRun& run) { return run.verdict == ReproVerdict::kError; }))
+        return ExitCode::kErrored;
+    return ExitCode::kClean;
+}
+
+ReproResult runRepro(const ReproOptions& options) {
+    if (options.from.empty()) throw UsageError("repro: give the JSON report with --from FILE");
+    if (!options.out.empty() && options.out != "-" && sameFile(options.out, options.from))
+        throw UsageError(fmt::format("repro: --out {} is the report it reads", options.out));
+    // Every interpreter is checked before anything is written: a typo is a usage error, not a run.
+    std::vector<std::pair<std::string, std::optional<ReproVerdict>>> pythons;
+    for (const std::string& python : options.verifyWith)
+        pythons.emplace_back(resolvePython(python), std::nullopt);
+    for (const std::string& python : options.expectLeak)
+        pythons.emplace_back(resolvePython(python), ReproVerdict::kReproduces);
+    for (const std::string& python : options.expectClean)
+        pythons.emplace_back(resolvePython(python), ReproVerdict::kClean);
+
+    const nlohmann::json document = readJson(options.from);
+    const std::string command = document.value("command", "");
+    ReproResult result;
+    std::optional<BisectReport> bisect;
+    Report report;
+    if (command == "bisect") {
+        bisect = bisectReportFromJson(document);
+        if (!bisect)
+            throw UsageError(
+                fmt::format("repro: {} is a bisect report that does not decode", options.from));
+        const BisectRow& row = chooseRow(*bisect, options.release);
+        report = *row.report;
+        result.release = row.version;
+    } else if (command == "gate" || command == "scan") {
+        if (!options.release.empty()) throw UsageError("repro: --release needs a bisect report");
+        std::optional<Report> decoded = reportFromJson(document);
+        if (!decoded)
+            throw UsageError(fmt::format("repro: {} is a report that does not decode", options.from));
+        report = std::move(*decoded);
+    } else {
+        throw UsageError(fmt::format("repro: {} is not a JSON report of gate, scan or bisect{}",
+                                     options.from,
+                                     command.empty() ? "" : fmt::format(" (it is {}'s)", command)));
+    }
+    std::optional<int> index;
+    if (options.finding) index = *options.finding - 1;
+    const Located located = chooseFinding(report, index);
+    const TargetFile file = findTarget(options.target, report, located);
+    const ReproTarget target =
+        readReproTarget(located.result->subject.empty() ? file.name : located.result->subject,
+                        readText(file.path), file.path, file.builtin);
+    ReproSettings settings;
+    settings.payloadBytes = options.payloadBytes;
+    settings.reportFile = options.from;
+    if (bisect)
+        settings.releaseWindow =
+            releaseWindow(*bisect, checkOf(*located.result, *located.finding), result.release);
+    result.script = writeReproducer(report, located.index, target, settings);
+    if (!options.out.empty() && options.out != "-") writeOutputFile(options.out, result.script.text);
+    for (const auto& [python, expected] : pythons)
+        result.runs.push_back(runOnce(result.script.text, python, expected, options.timeout));
+    return result;
+}
+
+std::string describeRepro(const ReproResult& result, const ReproOptions& options) {
+    const ReproScript& script = result.script;
+    std::string out = fmt::format(
+        "leakgate repro: finding {} of {}{}: {}: {}\n", script.findingIndex + 1, options.from,
+        result.release.empty() ? "" : " (release " + result.release + ")", script.check, script.summary);
+    out +=
+        fmt::format("  wrote {}: {}, {}\n",
+                    options.out.empty() || options.out == "-" ? "the reproducer to stdout" : options.out,
+                    toString(script.shape), script.calls);
+    for (const ReproRun& run : result.runs) {
+        const std::string status =
+            run.verdict == ReproVerdict::kError
+                ? (run.exitCode ? fmt::format("exit {}: error", *run.exitCode) : "error")
+                : fmt::format("exit {}: {}", *run.exitCode, toString(run.verdict));
+        std::string expectation;
+        if (run.expected)
+            expectation = run.contradicted()
+                              ? fmt::format("  NOT AS EXPECTED (expected: {})", toString(*run.expected))
+                          : run.verdict == ReproVerdict::kError
+                              ? fmt::format("  (expected: {})", toString(*run.expected))
+                              : "  (as expected)";
+        out += fmt::format("  {:<18} {}{}\n", status, run.python, expectation);
+        if (!run.detail.empty()) out += fmt::format("      {}\n", run.detail);
+    }
+    const ExitCode code = result.exitCode();
+    if (!result.runs.empty()) {
+        const bool anyExpected =
+            std::any_of(result.runs.begin(), result.runs.end(),
+                        [](const ReproRun& run) { return run.expected.has_value(); });
+        const char* verdict = code == ExitCode::kFindings  ? "an expectation did not hold"
+                              : code == ExitCode::kErrored ? "a run errored"
+                              : anyExpected                ? "every expectation held"
+                                                           : "verified";
+        out += fmt::format("{}; exit {}\n", verdict, static_cast<int>(code));
+    }
+    return out;
+}
+
+} // namespace leakgate

@@ -8,6 +8,7 @@
 #include "lib/commands/builtin_targets.h"
 #include "lib/commands/environments.h"
 #include "lib/commands/fix_sites.h"
+#include "lib/commands/gate_judge.h"
 #include "lib/commands/gate_lint.h"
 #include "lib/commands/lint.h"
 #include "lib/python/environment.h"
@@ -72,70 +73,6 @@ std::vector<std::string> selectChecks(const std::vector<std::string>& requested)
     return selected;
 }
 
-bool isSelected(const std::vector<std::string>& selected, const std::string& check) {
-    return std::find(selected.begin(), selected.end(), check) != selected.end();
-}
-
-// Whether every selected check of the result skipped (and there was one): then the reference
-// of the same workload is no baseline for anything.
-bool allSkipped(const WorkloadResult& result, const std::vector<std::string>& selected) {
-    bool any = false;
-    for (const CheckResult& check : result.checks) {
-        if (!isSelected(selected, check.name)) continue;
-        if (check.status != Status::kSkip) return false;
-        any = true;
-    }
-    return any;
-}
-
-// The soak's status comes from both slopes: growth is a finding only beyond the reference's.
-void decideSoak(WorkloadResult& target, const WorkloadResult* reference) {
-    const std::int64_t slopeBudget = findCheck("soak-growth")->budget;
-    for (auto& check : target.checks) {
-        if (check.name != "soak-growth" || check.status != Status::kPass || !check.amount) continue;
-        std::int64_t baseline = 0;
-        std::string against = "no reference";
-        if (reference) {
-            for (const auto& other : reference->checks) {
-                if (other.name == check.name && other.amount) {
-                    baseline = *other.amount;
-                    against = fmt::format("the reference: {} per 1000 steps", humanBytes(baseline));
-                }
-            }
-        }
-        bool grows = *check.amount - baseline > slopeBudget;
-        check.status = grows ? Status::kFail : Status::kPass;
-        // The slope the target may have, for the HTML report's budget line.
-        if (target.details.contains("soak") && target.details["soak"].is_object())
-            target.details["soak"]["budget_slope_bytes_per_1000_steps"] = baseline + slopeBudget;
-        check.reason = fmt::format("{} ({}; budget {} per 1000 steps beyond it)", check.reason, against,
-                                   humanBytes(slopeBudget));
-    }
-}
-
-// A target's failure stands only where it retains more than the reference in the same run:
-// what the reference retains too is the interpreter's doing, not the target's.
-void compareWithReference(WorkloadResult& target, const WorkloadResult* reference) {
-    for (auto& check : target.checks) {
-        if (check.name == "soak-growth") continue; // decided by decideSoak
-        if (check.status != Status::kFail) continue;
-        if (!reference || !reference->ok()) {
-            check.reason += " (no reference baseline: the reference run errored)";
-            continue;
-        }
-        auto baseline = std::find_if(reference->checks.begin(), reference->checks.end(),
-                                     [&](const CheckResult& other) { return other.name == check.name; });
-        if (baseline == reference->checks.end() || baseline->status != Status::kFail) continue;
-        if (check.amount.value_or(0) <= baseline->amount.value_or(0)) {
-            check.status = Status::kPass;
-            const CheckDef* row = findCheck(check.name);
-            check.reason = fmt::format("retains no more than the reference ({} vs {} {}): {}",
-                                       check.amount.value_or(0), baseline->amount.value_or(0),
-                                       row ? row->unit : "in the check's unit", check.reason);
-        }
-    }
-}
-
 // One worker's request: the gate's settings, for `workload` on `subject` in `role`.
 worker::WorkerRequest workerRequest(const GateOptions& options, const python::Environment& env,
                                     const std::string& workload, const TargetRef& subject, Role role) {
@@ -151,28 +88,6 @@ worker::WorkerRequest workerRequest(const GateOptions& options, const python::En
     request.timeout = options.timeout;
     request.forwardOutput = options.forwardOutput;
     return request;
-}
-
-// A probe plug-in's checks may not take a name another check of the run has: each such check
-// becomes an `error` saying so (its figures would be judged as the other check's).
-void claimProbeCheckNames(WorkloadResult& result, std::vector<std::string>& taken,
-                          const std::string& probe) {
-    for (auto& check : result.checks) {
-        bool builtin =
-            std::find(gateChecks().begin(), gateChecks().end(), check.name) != gateChecks().end();
-        bool earlier = std::find(taken.begin(), taken.end(), check.name) != taken.end();
-        if (builtin || earlier) {
-            check.status = Status::kError;
-            check.amount.reset();
-            check.reason = fmt::format(
-                "the probe plug-in {} names a check `{}`, which {}; rename it", probe, check.name,
-                builtin ? "is one of the gate's own" : "an earlier --probe decides");
-        }
-    }
-    for (const auto& check : result.checks) {
-        if (std::find(taken.begin(), taken.end(), check.name) == taken.end())
-            taken.push_back(check.name);
-    }
 }
 
 } // namespace
@@ -233,15 +148,7 @@ Report runGate(const GateOptions& options) {
     // process of its own and measures only itself (allocator counters, sentinels, its RSS slope),
     // so which run beside it changes no figure. Results are assembled in the plan's order, so the
     // report reads the same for any -j.
-    struct Run {
-        const worker::WorkloadEntry* entry;
-        Role role;
-        const TargetRef* subject;
-        std::string probe; // the probe workload's plug-in
-        WorkloadResult result;
-        bool ran = false;
-    };
-    std::vector<Run> runs;
+    std::vector<GateRun> runs;
     std::vector<Task> tasks;
     std::mutex learntLock;
     // Learnt from the decorate workload, which imports the target first: whether it has scalar
@@ -272,7 +179,7 @@ Report runGate(const GateOptions& options) {
         }
         tasks.push_back(
             {[&, index] {
-                 Run& run = runs[index];
+                 GateRun& run = runs[index];
                  const std::string& workload = run.entry->name;
                  const bool chained = importThenDecorate && run.probe.empty() && workload == "decorate";
                  {
@@ -286,7 +193,7 @@ Report runGate(const GateOptions& options) {
                      // types, say): seen here when the target ran first (-j 1), else
                      // the result is dropped when assembled.
                      std::lock_guard<std::mutex> held(learntLock);
-                     const Run& targetRun = runs[index - 1];
+                     const GateRun& targetRun = runs[index - 1];
                      if (targetRun.ran && allSkipped(targetRun.result, selected)) return;
                  }
                  worker::WorkerRequest request =
@@ -308,7 +215,7 @@ Report runGate(const GateOptions& options) {
                      request.spec.then = {"decorate"};
                      std::vector<WorkloadResult> both = worker::runChainInWorker(request);
                      result = std::move(both[1]);
-                     Run& importRun = runs.at(chainedImport.at(run.role));
+                     GateRun& importRun = runs.at(chainedImport.at(run.role));
                      std::lock_guard<std::mutex> held(learntLock);
                      importRun.result = std::move(both[0]);
                      importRun.result.role = run.role;
@@ -342,86 +249,8 @@ Report runGate(const GateOptions& options) {
     }
     runTasks(tasks, options.jobs);
 
-    // The built-in workloads, each target with its reference, in the registry's order.
-    size_t next = 0;
-    for (; next < runs.size() && runs[next].probe.empty();) {
-        Run& targetRun = runs[next++];
-        Run* referenceRun = next < runs.size() && runs[next].entry == targetRun.entry &&
-                                    runs[next].probe.empty() && runs[next].role == Role::kReference
-                                ? &runs[next++]
-                                : nullptr;
-        const worker::WorkloadEntry* entry = targetRun.entry;
-        if (!targetRun.ran) {
-            const char* skipReason = entry->scalarTypes && targetHasScalarTypes == false
-                                         ? kNoScalarTypesReason
-                                         : kNoLaunchCasesReason;
-            WorkloadResult skipped;
-            skipped.workload = entry->name;
-            skipped.subject = target.name;
-            skipped.role = Role::kTarget;
-            for (const auto& check : entry->checks) {
-                if (isSelected(selected, check))
-                    skipped.checks.push_back({check, Status::kSkip, skipReason});
-            }
-            report.results.push_back(std::move(skipped));
-            continue;
-        }
-        std::map<Role, WorkloadResult> byRole;
-        for (Run* run : {&targetRun, referenceRun}) {
-            if (!run || !run->ran) continue;
-            WorkloadResult& result = run->result;
-            // Keep the selected checks (the worker client gave each undecided one an `error`).
-            std::erase_if(result.checks,
-                          [&](const CheckResult& check) { return !isSelected(selected, check.name); });
-            std::stable_sort(result.checks.begin(), result.checks.end(),
-                             [](const CheckResult& a, const CheckResult& b) {
-                                 auto rank = [](const std::string& name) {
-                                     return std::find(gateChecks().begin(), gateChecks().end(), name) -
-                                            gateChecks().begin();
-                                 };
-                                 return rank(a.name) < rank(b.name);
-                             });
-            byRole.emplace(run->role, std::move(result));
-        }
-        // A reference that ran beside a target that skipped all its checks is no baseline.
-        if (allSkipped(byRole.at(Role::kTarget), selected)) byRole.erase(Role::kReference);
-        auto referenceResult = byRole.find(Role::kReference);
-        decideSoak(byRole.at(Role::kTarget),
-                   referenceResult == byRole.end() ? nullptr : &referenceResult->second);
-        if (!targetIsReference && entry->baseline) {
-            compareWithReference(byRole.at(Role::kTarget),
-                                 referenceResult == byRole.end() ? nullptr : &referenceResult->second);
-        }
-        report.results.push_back(std::move(byRole.at(Role::kTarget)));
-        if (referenceResult != byRole.end())
-            report.results.push_back(std::move(referenceResult->second));
-    }
-    // The probe plug-ins, each judged like a built-in workload with a baseline.
-    std::vector<std::string> probeChecks;
-    while (next < runs.size()) {
-        Run& targetRun = runs[next++];
-        Run* referenceRun = targetIsReference ? nullptr : &runs[next++];
-        const std::string& probe = targetRun.probe;
-        for (Run* run : {&targetRun, referenceRun}) {
-            if (run && run->result.checks.empty()) {
-                // The worker died before it could say which checks the plug-in has.
-                run->result.checks.push_back({workloads::probeFallbackCheck(probe), Status::kError,
-                                              run->result.error ? run->result.error->message : "not run",
-                                              std::nullopt});
-            }
-        }
-        WorkloadResult& probeTarget = targetRun.result;
-        std::vector<std::string> takenBefore = probeChecks;
-        claimProbeCheckNames(probeTarget, probeChecks, probe);
-        if (referenceRun) {
-            claimProbeCheckNames(referenceRun->result, takenBefore, probe);
-            compareWithReference(probeTarget, &referenceRun->result);
-        } else if (!targetIsReference) {
-            compareWithReference(probeTarget, nullptr);
-        }
-        report.results.push_back(std::move(probeTarget));
-        if (referenceRun) report.results.push_back(std::move(referenceRun->result));
-    }
+    GateJudgement judgement{selected, target.name, targetIsReference, targetHasScalarTypes};
+    report.results = judgeGate(runs, judgement);
     if (options.lint) {
         // The static audit beside the dynamic checks, and where the two agree.
         LintOptions lint;

@@ -6,6 +6,8 @@
 
 #include <fmt/format.h>
 
+#include <cstdio>
+
 namespace leakgate::cmd {
 namespace {
 
@@ -68,6 +70,9 @@ class GateCommand : public Subcommand {
         app_->add_flag("--lint", gate_.lint,
                        "Also lint the target's sources (a file target's file; cute: the installed "
                        "nvidia_cutlass_dsl) and mark findings the dynamic checks confirm");
+        app_->add_flag(
+            "--list-checks", listChecks_,
+            "Print the gate's checks (workload, unit, default budget, explaining finding) and exit");
         app_->add_option(
                 "--distinct-values", gate_.distinctValues,
                 "Distinct values the values workload packs to test boundedness (default 1000000)")
@@ -82,6 +87,10 @@ class GateCommand : public Subcommand {
     }
 
     int run(const Invocation& invocation) override {
+        if (listChecks_) {
+            std::fputs(gateCheckTable().c_str(), stdout);
+            return 0;
+        }
         gate_.checks = commaList(checks_);
         gate_.timeout = std::chrono::seconds(common_.timeoutSeconds);
         gate_.sentinelBytes = sentinelMiB_ << 20;
@@ -95,6 +104,7 @@ class GateCommand : public Subcommand {
     Common& common_;
     GateOptions gate_;
     std::string checks_;
+    bool listChecks_ = false;
     std::int64_t sentinelMiB_ = gate_.sentinelBytes >> 20;
     std::int64_t deviceSentinelMiB_ = gate_.deviceSentinelBytes >> 20;
     std::int64_t soakMaxMiB_ = gate_.soakMaxGrowthBytes >> 20;

@@ -102,6 +102,13 @@ const std::vector<std::string>& gateChecks() {
     return checks;
 }
 
+std::string gateCheckTable() {
+    std::vector<std::string> workloads;
+    for (const worker::WorkloadEntry* entry : worker::workloadsOf(worker::Command::kGate))
+        workloads.push_back(entry->name);
+    return formatCheckTable(workloads);
+}
+
 std::string defaultGateTarget() {
     return (dataDir() / "fixtures/targets/frame_cycle_461.py").string();
 }

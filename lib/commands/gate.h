@@ -38,6 +38,10 @@ struct GateOptions : workloads::WorkloadSettings {
 // Every check the gate knows, in report order.
 const std::vector<std::string>& gateChecks();
 
+// The gate's checks as a table for a person (gate --list-checks): workload, unit, default budget,
+// the finding that explains each.
+LEAKGATE_API std::string gateCheckTable();
+
 // The bundled default target: the model of nvidia-cutlass-dsl 4.6.1's decorators.
 std::string defaultGateTarget();
 

@@ -1,5 +1,9 @@
 #include "lib/report/checks.h"
 
+#include <fmt/format.h>
+
+#include <algorithm>
+
 namespace leakgate {
 namespace {
 
@@ -94,6 +98,29 @@ std::vector<std::string> checksOf(std::string_view workload, bool owedOnly) {
 bool explains(std::string_view kind, std::string_view check) {
     if (const CheckDef* row = findCheck(check)) return row->explainedBy && kind == row->explainedBy;
     return kind == check;
+}
+
+std::string formatCheckTable(const std::vector<std::string>& workloads) {
+    std::vector<const CheckDef*> rows;
+    for (const CheckDef& check : kChecks) {
+        if (workloads.empty() ||
+            std::find(workloads.begin(), workloads.end(), check.workload) != workloads.end())
+            rows.push_back(&check);
+    }
+    size_t name = 5, workload = 8, unit = 4;
+    for (const CheckDef* row : rows) {
+        name = std::max(name, std::string_view(row->name).size());
+        workload = std::max(workload, std::string_view(row->workload).size());
+        unit = std::max(unit, std::string_view(row->unit).size());
+    }
+    std::string out = fmt::format("{:<{}}  {:<{}}  {:<{}}  {:>14}  {}\n", "check", name, "workload",
+                                  workload, "unit", unit, "default budget", "explained by");
+    for (const CheckDef* row : rows) {
+        out += fmt::format("{:<{}}  {:<{}}  {:<{}}  {:>14}  {}\n", row->name, name, row->workload,
+                           workload, row->unit, unit, row->budget,
+                           row->explainedBy ? row->explainedBy : "its reason");
+    }
+    return out;
 }
 
 } // namespace leakgate

@@ -39,5 +39,8 @@ std::vector<std::string> checksOf(std::string_view workload, bool owedOnly = fal
 // Whether a finding of `kind` explains the check named `check`: its row says so, or, for a check
 // with no row, the check is the kind.
 bool explains(std::string_view kind, std::string_view check);
+// The table for a person (`leakgate gate --list-checks`): each check of `workloads` (all when
+// empty) with its workload, the finding that explains it, its figure's unit and default budget.
+std::string formatCheckTable(const std::vector<std::string>& workloads = {});
 
 } // namespace leakgate

@@ -32,7 +32,7 @@ _leakgate() {
         scan)   options="$global $outputs -m --cycle-instances --cycle-bytes --held-entries --held-bytes --trace-sites" ;;
         gate)   options="$global $outputs --target --checks --sentinel-mib --device-sentinel-mib
                          --soak-steps --soak-seconds --soak-max-mib -j --jobs --baseline --budgets --launch-calls --launch-runs
-                         --probe --lint --distinct-values" ;;
+                         --probe --lint --list-checks --distinct-values" ;;
         lint)   options="$global $outputs --compile-commands --cxx-flag -I --include --select --ignore
                          --exclude --site-packages-headers --config --no-config -j --jobs" ;;
         bisect) options="$global --package --versions --from --to --pre --extra --with --python -j --jobs --shard --installer --target --checks --probe

@@ -13,8 +13,9 @@ alike:
   region    `with leakgate_dsl.region(): pass`, and the same with a pre-existing retained frame
             (a traceback pytest keeps) and a few thousand objects of garbage made before it;
   finding   a region whose body leaves the 4.6.1 model's frame cycle with a sentinel in it,
-            checked to be found (frame-cycle fail, sentinel freed-by-gc-only), so that a cheaper
-            region is not one that stopped looking.
+            checked to be found (frame-cycle fail, sentinel freed-by-gc-only), and one whose body
+            keeps its own frame in a module-level list, checked to be found (retained-frame fail,
+            naming the list), so that a cheaper region is not one that stopped looking.
 
 Prints medians with their spread (min-max) and each figure as a ratio to one collection, which
 holds from machine to machine better than milliseconds do.
@@ -72,6 +73,15 @@ def leaks():
         pass
 
 
+_KEPT = []
+
+
+def keeps_its_frame():
+    """A frame retained by the body: the retained-frame check's finding, which a region takes
+    while the frame is young and explains from the whole heap."""
+    _KEPT.append(sys._getframe())
+
+
 def timed(fn):
     started = time.perf_counter()
     fn()
@@ -102,7 +112,8 @@ def main():
     print(f"heap: {tracked:,} tracked objects; Python {sys.version.split()[0]}; "
           f"leakgate_dsl {leakgate_dsl.__version__}; {args.runs} runs each, interleaved")
 
-    times = {"collect": [], "region": [], "region, garbage before": [], "region, finding": []}
+    times = {"collect": [], "region": [], "region, garbage before": [], "region, finding": [],
+             "region, retained frame": []}
     for _ in range(args.runs):
         times["collect"].append(timed(gc.collect))
         times["region"].append(timed(empty_region))
@@ -113,13 +124,20 @@ def main():
         verdicts = [v.verdict for v in result.sentinels]
         if result.check("frame-cycle").status != "fail" or verdicts != ["freed-by-gc-only"]:
             sys.exit(f"the region lost the finding: {result.text}")
+        times["region, retained frame"].append(
+            timed(lambda: found.append(leakgate_dsl.measure(keeps_its_frame))))
+        retained = found[1].check("retained-frame")
+        _KEPT.clear()
+        if retained.status != "fail" or "_KEPT[0]" not in retained.reason:
+            sys.exit(f"the region lost the retained frame: {found[1].text}")
 
     unit = statistics.median(times["collect"])
     for name, values in times.items():
         median = statistics.median(values)
         print(f"  {name:<24} median {median:8.1f} ms  (min {min(values):.1f}, max {max(values):.1f})"
-              f"  = {median / unit:5.2f} collections")
-    print("  every `region, finding` run found the frame cycle and its sentinel freed-by-gc-only")
+              f"  = {median / unit:6.3f} collections")
+    print("  every `region, finding` run found the frame cycle and its sentinel freed-by-gc-only, and every "
+          "`region, retained frame` run the frame and the list that keeps it")
 
 
 if __name__ == "__main__":

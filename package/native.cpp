@@ -11,6 +11,7 @@
 #include "leakgate/report.h"
 #include "lib/python/collector.h"
 #include "lib/report/units.h"
+#include "lib/report/writers/json.h"
 #include "lib/report/writers/text.h"
 #include "lib/scanner/labels.h"
 #include "probes/leakgate_module.h"
@@ -40,17 +41,20 @@ std::string pythonVersion() {
                        info.attr("micro").cast<int>());
 }
 
-// The result as the CLI reports it: schema leakgate/1 JSON of one workload result, and its text
-// without the report's closing "N findings; exit N" line (no process exits here).
+// The result as the CLI reports it: the JSON of one workload result, the whole schema leakgate/1
+// document the CLI's --json writes for it (what the pytest plugin's --leakgate-report saves), and
+// its text without the report's closing "N findings; exit N" line (no process exits here).
 py::dict encode(const WorkloadResult& result, const std::string& command) {
     Report report;
     report.command = command;
     report.pythonVersion = pythonVersion();
+    report.pythonExecutable = py::str(py::module_::import("sys").attr("executable"));
     report.results = {result};
     std::string text = formatText(report, {});
     if (size_t last = text.rfind("\n\n"); last != std::string::npos) text.resize(last + 1);
     py::dict encoded;
     encoded["json"] = nlohmann::json(result).dump();
+    encoded["report"] = formatJson(report);
     encoded["text"] = text;
     return encoded;
 }
@@ -150,7 +154,7 @@ class Region {
             auto others = std::make_shared<probes::OtherCycles>();
             probes_.push_back(probes::makeFrameCycleProbe(others));
             probes_.push_back(probes::makeCyclicGarbageProbe(probes::CycleLimits{}, others));
-            probes_.push_back(probes::makeRetainedFrameProbe(/*onlyNew=*/true));
+            probes_.push_back(probes::makeRegionRetainedFrameProbe(older_));
             if (held_) probes_.push_back(probes::makeHeldGrowthProbe(*held_));
             probes_.push_back(probes::makeDeviceMemoryProbe());
             measurement_ = std::make_unique<probes::Measurement>(
@@ -249,8 +253,8 @@ class Region {
     // what is in generation 2 now, all of it older than this body (the body's own objects are
     // young until a collection), is kept alive until the end, out of those reads.
     void readWholeHeap() {
-        if (older_) return;
-        older_ = collector::objects(2);
+        if (*older_) return;
+        *older_ = collector::objects(2);
         measurement_->setCollections(kWhole);
     }
 
@@ -387,7 +391,7 @@ class Region {
             callersGarbage_ = py::object();
         }
         kept_ = py::object();
-        older_ = py::object();
+        *older_ = py::object();
         if (outer_ && outer_->active()) {
             try {
                 probes::watchGc(); // disables the collector, as the outer region had it
@@ -413,7 +417,9 @@ class Region {
     py::object callersGarbage_; // what gc.garbage held when the region began (null before)
     Region* outer_ = nullptr;   // the region active when this one began
     py::object kept_;           // a region inside another: what was young when it began
-    py::object older_;          // generation 2 when the first region began inside this one
+    // Generation 2 when the first region began inside this one (null before), shared with the
+    // retained-frame probe, which reads the whole heap from then on.
+    std::shared_ptr<py::object> older_ = std::make_shared<py::object>();
     std::vector<probes::TrackedSentinel> outerSentinels_; // the outer's, set aside
     std::vector<probes::TrackedSentinel> survivors_;      // this body's, handed to the outer
     std::optional<std::string> invalidBy_; // why the body cannot be measured, told before the reads
@@ -464,7 +470,8 @@ PYBIND11_MODULE(_native, module) {
         .def("begin", &Region::begin,
              "Disable the collector, collect what is already garbage, start the probes.")
         .def("finish", &Region::finish,
-             "The three reads: {'json': schema leakgate/1 result, 'text': the report}.")
+             "The three reads: {'json': the result, 'report': its schema leakgate/1 document, "
+             "'text': the report}.")
         .def("abandon", &Region::abandon, py::arg("reason"),
              "End without reading: every check is `error` with `reason`.");
     module.def(

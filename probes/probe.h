@@ -102,6 +102,12 @@ std::unique_ptr<Probe> makeHeldGrowthProbe(HeldLimits limits);
 std::unique_ptr<Probe> makeRetainedFrameProbe(bool onlyNew = false,
                                               std::shared_ptr<const ImportTime> imports = nullptr,
                                               std::int64_t importBytes = 0);
+// The retained-frame check of the Python package's region. Its reads examine the young
+// generations, as the region's collections do: the frames the body left are taken at read 2,
+// while they are still young, and the heap is walked only to explain one that read 3 finds still
+// alive. Once the region sets `older` (generation 2 when a region began inside it) it walks the
+// whole heap at read 3, leaving out the frames in `older`, which were there before.
+std::unique_ptr<Probe> makeRegionRetainedFrameProbe(std::shared_ptr<const pybind11::object> older);
 // Gives every sentinel the workload made a verdict (check `sentinels`). `planned`: the fewest the
 // workload's own code places before the target's runs; fewer placed is `error` (the harness was
 // changed under it), never `skip`.

@@ -1,5 +1,6 @@
 #include "probes/probe.h"
 
+#include "lib/base/pointer_set.h"
 #include "lib/python/collector.h"
 #include "lib/python/compat.h"
 #include "lib/report/units.h"
@@ -11,6 +12,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cctype>
 #include <optional>
 #include <unordered_map>
@@ -114,31 +116,132 @@ std::vector<PyObject*> framesOutsideCalls(const py::list& objects, size_t* liveF
     return retained;
 }
 
+// gc.get_objects() of generations 0 and 1, in one list.
+py::list youngObjects() {
+    py::list objects = python::collector::objects(0);
+    py::list older = python::collector::objects(1);
+    if (PyList_SetSlice(objects.ptr(), PY_SSIZE_T_MAX, PY_SSIZE_T_MAX, older.ptr()) < 0)
+        throw py::error_already_set();
+    return objects;
+}
+
 class RetainedFrameProbe final : public Probe {
   public:
-    RetainedFrameProbe(bool onlyNew, std::shared_ptr<const ImportTime> imports, std::int64_t importBytes)
-        : onlyNew_(onlyNew), imports_(std::move(imports)), importBytes_(importBytes) {}
+    // `regionOlder` (the package's region, makeRegionRetainedFrameProbe): what the region holds of
+    // generation 2 once a region began inside it, null until then.
+    RetainedFrameProbe(bool onlyNew, std::shared_ptr<const ImportTime> imports, std::int64_t importBytes,
+                       std::shared_ptr<const py::object> regionOlder = nullptr)
+        : onlyNew_(onlyNew), imports_(std::move(imports)), importBytes_(importBytes),
+          regionOlder_(std::move(regionOlder)) {}
     std::string_view name() const override { return "retained-frame"; }
 
     void before() override {
         earlier_.clear();
+        candidates_.clear();
         if (!onlyNew_) return;
         // Strong references: a frame kept here cannot be freed, so no new frame takes its address.
-        py::list objects = python::collector::objects();
+        py::list objects = readsYoung() ? youngObjects() : python::collector::objects();
         size_t live = 0;
         for (PyObject* frame : framesOutsideCalls(objects, &live))
             earlier_.emplace(frame, py::reinterpret_borrow<py::object>(frame));
     }
 
+    // A region's read 2: the frames its body left are all young now (read 3 moves them to the
+    // oldest generation, among every other object of the process), so they are taken here.
+    void inGarbage(std::span<PyObject* const> garbage, WorkloadResult& result) override {
+        (void)result;
+        candidates_.clear();
+        if (!readsYoung()) return;
+        // What this collection saved is freed by the next one: those frames are the frame-cycle
+        // check's, as they are when read 3 walks the whole heap.
+        PointerSet saved;
+        for (PyObject* object : garbage) {
+            if (PyFrame_Check(object)) saved.insert(object);
+        }
+        py::list objects = youngObjects();
+        size_t frames = 0;
+        std::vector<PyObject*> retained = framesOutsideCalls(objects, &frames);
+        youngFrames_ = frames >= saved.size() ? frames - saved.size() : 0;
+        // Addresses only: a reference held here would keep a frame alive through read 3 that a
+        // finalizer of the garbage releases, and make it a root of the heap the sentinels' holders
+        // are traced in. Read 3 looks each up among the objects alive then, never through it.
+        for (PyObject* frame : retained) {
+            if (!saved.contains(frame) && !earlier_.count(frame)) candidates_.insert(frame);
+        }
+    }
+
     void afterCollection(WorkloadResult& result) override {
+        if (regionOlder_) {
+            afterRegionCollection(result);
+            return;
+        }
         py::list objects = python::collector::objects();
         size_t frames = 0;
         std::vector<PyObject*> retained = framesOutsideCalls(objects, &frames);
         const size_t earlier = earlier_.size();
-        if (onlyNew_) {
+        if (onlyNew_)
             std::erase_if(retained, [&](PyObject* frame) { return earlier_.count(frame) > 0; });
-            result.details["earlier_retained_frames"] = earlier;
+        judge(result, objects, std::move(retained), frames, earlier);
+    }
+
+  private:
+    // Whether this is a region's probe that reads the young generations: until a region begins
+    // inside its region, whose collections move this body's objects to the oldest generation.
+    bool readsYoung() const {
+        return python::kFramesTrackedWhenRetained && regionOlder_ && !*regionOlder_;
+    }
+
+    // Read 3 of a region: the frames read 2 took that are still alive, and those the collection
+    // could not free (gc.garbage: an object with a legacy tp_del keeps them); the heap is walked
+    // only when there is one, to explain it. Once a region began inside this one: every frame of
+    // the heap but those that were there before this region began.
+    void afterRegionCollection(WorkloadResult& result) {
+        if (!readsYoung()) {
+            py::list objects = python::collector::objects();
+            size_t frames = 0;
+            std::vector<PyObject*> retained = framesOutsideCalls(objects, &frames);
+            PointerSet older; // Borrowed: the region keeps them alive
+            if (*regionOlder_) {
+                for (py::handle object : *regionOlder_) {
+                    if (PyFrame_Check(object.ptr())) older.insert(object.ptr());
+                }
+            }
+            const size_t before = retained.size();
+            std::erase_if(retained, [&](PyObject* frame) {
+                return earlier_.count(frame) > 0 || older.contains(frame);
+            });
+            judge(result, objects, std::move(retained), frames, before - retained.size());
+            return;
         }
+        size_t frames = youngFrames_;
+        for (py::handle object : collectorGarbage()) {
+            if (PyFrame_Check(object.ptr()) && !earlier_.count(object.ptr())) {
+                candidates_.insert(object.ptr());
+                ++frames;
+            }
+        }
+        py::list objects; // the whole heap, only to explain what is retained
+        std::vector<PyObject*> retained;
+        if (!candidates_.empty()) {
+            objects = python::collector::objects();
+            for (py::handle object : objects) {
+                if (PyFrame_Check(object.ptr()) && candidates_.contains(object.ptr()))
+                    retained.push_back(object.ptr());
+            }
+            // A frame read 2 found reachable that is gone now: a finalizer of the garbage let go of
+            // it, and read 3 freed it.
+            frames -= std::min(frames, candidates_.size() - retained.size());
+        }
+        candidates_.clear();
+        judge(result, objects, std::move(retained), frames, earlier_.size());
+    }
+
+    // The check and the findings of read 3: `retained` (borrowed; `objects`, the whole heap, keeps
+    // them alive; empty when none is retained) among `frames` live frames, `earlier` of which were
+    // retained before the measurement and are left out.
+    void judge(WorkloadResult& result, const py::list& objects, std::vector<PyObject*> retained,
+               size_t frames, size_t earlier) {
+        if (onlyNew_) result.details["earlier_retained_frames"] = earlier;
         earlier_.clear();
         result.details["live_frames"] = frames;
         // Frames an import made whose chain is only that import's: explained apart, and a note
@@ -164,7 +267,8 @@ class RetainedFrameProbe final : public Probe {
             }
         }
         if (retained.empty()) {
-            const size_t running = frames - earlier - oneOff.size();
+            const size_t apartFrames = earlier + oneOff.size();
+            const size_t running = frames > apartFrames ? frames - apartFrames : 0;
             std::string apart;
             if (earlier)
                 apart += fmt::format("; {} retained before the measurement began, left out", earlier);
@@ -194,7 +298,6 @@ class RetainedFrameProbe final : public Probe {
             result.findings.push_back(std::move(finding));
     }
 
-  private:
     // Moves out of `retained` the frames an import made whose chains hold only that import's
     // frames (scanner::onlyImportFrames), and the frames on those chains (the importer's module
     // frame, which exits later and is tracked then): they are kept by them.
@@ -231,7 +334,10 @@ class RetainedFrameProbe final : public Probe {
     bool onlyNew_;
     std::shared_ptr<const ImportTime> imports_;
     std::int64_t importBytes_;
+    std::shared_ptr<const py::object> regionOlder_;
     std::unordered_map<PyObject*, py::object> earlier_; // the frames retained before `before`
+    PointerSet candidates_;  // a region's: the frames read 2 found retained, by address
+    size_t youngFrames_ = 0; // a region's: the live frames read 2 found
 };
 
 } // namespace
@@ -290,6 +396,10 @@ std::vector<std::string> holdersOf(std::span<PyObject* const> objects) {
 std::unique_ptr<Probe> makeRetainedFrameProbe(bool onlyNew, std::shared_ptr<const ImportTime> imports,
                                               std::int64_t importBytes) {
     return std::make_unique<RetainedFrameProbe>(onlyNew, std::move(imports), importBytes);
+}
+
+std::unique_ptr<Probe> makeRegionRetainedFrameProbe(std::shared_ptr<const py::object> older) {
+    return std::make_unique<RetainedFrameProbe>(/*onlyNew=*/true, nullptr, 0, std::move(older));
 }
 
 } // namespace leakgate::probes

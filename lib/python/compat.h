@@ -19,6 +19,11 @@ inline OwnedRef own(PyObject* newReference) {
     return OwnedRef(newReference);
 }
 
+// Whether a frame object enters the collector's lists only when its call ended and something
+// still holds it (CPython's take_ownership tracks it then, in the youngest generation): 3.11 on.
+// On 3.10 a generator's frame is tracked from the generator's creation.
+inline constexpr bool kFramesTrackedWhenRetained = PY_VERSION_HEX >= 0x030B0000;
+
 // New reference: the frame's caller, or null (no exception set).
 inline OwnedRef frameBack(PyFrameObject* frame) {
     return own(reinterpret_cast<PyObject*>(PyFrame_GetBack(frame)));

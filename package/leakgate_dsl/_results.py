@@ -92,6 +92,9 @@ class Result:
     seconds: float
     text: str = field(repr=False)
     json: dict = field(repr=False)
+    # The whole schema leakgate/1 document the CLI's --json writes for this result (the plugin's
+    # --leakgate-report saves it), as text.
+    report: str = field(repr=False, default="")
 
     @property
     def valid(self) -> bool:
@@ -154,7 +157,7 @@ def _finding(data: dict) -> Finding:
 
 
 def result_from(encoded: dict[str, Any]) -> Result:
-    """A Result from what the extension module returns: {"json": ..., "text": ...}."""
+    """A Result from what the extension module returns: {"json": ..., "report": ..., "text": ...}."""
     data = json.loads(encoded["json"])
     error = data.get("error")
     return Result(
@@ -168,4 +171,5 @@ def result_from(encoded: dict[str, Any]) -> Result:
         seconds=data.get("seconds", 0.0),
         text=encoded["text"],
         json=data,
+        report=encoded.get("report", ""),
     )

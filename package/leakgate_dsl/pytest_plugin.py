@@ -16,22 +16,28 @@ runs the measured call in a forked worker process: a crash or a hang there fails
 
 from __future__ import annotations
 
+import base64
 import ctypes
+import functools
+import hashlib
 import json
 import os
+import pickle
 import re
 import select
 import signal
 import sys
 import time
 import traceback
+import unittest
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Any, Optional
 
 import pytest
 
-from leakgate_dsl import _api, _native
+from leakgate_dsl import _accept, _api, _native
 from leakgate_dsl._results import Result, result_from
 
 # The marker's keywords and their defaults (the limits of _api.violations, and how to run).
@@ -43,12 +49,13 @@ LIMITS = {
     "net_blocks": None,
     "cyclic_garbage": None,
 }
-RUN_OPTIONS = {"worker": False, "timeout": 300.0, "held": False}
+RUN_OPTIONS = {"worker": False, "timeout": 300.0, "held": False, "accept": None}
 MARKER_DOC = ("leakgate(frame_cycles=0, retained_frames=0, sentinels='freed-by-refcount', "
-              "allocations=None, net_blocks=None, cyclic_garbage=None, worker=False, timeout=300, held=False): "
-              "measure the test's body with leakgate under gc.disable() and fail it on a frame cycle, "
-              "a retained frame or a sentinel that outlived its frame (None: not judged); held=True "
-              "also fails it on a library-held container its body grew (held-growth)")
+              "allocations=None, net_blocks=None, cyclic_garbage=None, worker=False, timeout=300, held=False, "
+              "accept=None): measure the test's body with leakgate under gc.disable() and fail it on a frame "
+              "cycle, a retained frame or a sentinel that outlived its frame (None: not judged); held=True "
+              "also fails it on a library-held container its body grew (held-growth); accept={culprit: "
+              "reason} accepts the findings of those culprits, reported as accepted")
 
 
 @dataclass(frozen=True)
@@ -57,9 +64,14 @@ class Settings:
     worker: bool
     timeout: float
     held: bool = False
+    accept: tuple = ()  # the marker's Acceptances
 
 
 _SETTINGS = pytest.StashKey[Optional[Settings]]()
+
+# Set in a forked worker (the worker option): the hooks that would measure the item again, or fork
+# once more, leave it to the worker's own region.
+_IN_WORKER = False
 
 
 @dataclass
@@ -71,7 +83,12 @@ class Tally:
     invalid: dict = field(default_factory=dict)   # reason -> node ids
     raised: list = field(default_factory=list)    # the body raised (failed, skipped): not measured
     culprits: dict = field(default_factory=dict)  # a finding's summary -> node ids
+    culprit_keys: dict = field(default_factory=dict)  # a finding's summary -> the key that accepts it
     no_culprit: list = field(default_factory=list)  # failed on sentinels or figures, no finding
+    accepted: dict = field(default_factory=dict)  # (acceptance, finding summary) -> node ids
+    unmatched: list = field(default_factory=list)  # (node id, a marker's acceptance it did not use)
+    project_accept: tuple = ()                     # [tool.leakgate.accept] of pyproject.toml
+    tests: list = field(default_factory=list)      # the session index's entries, in run order
 
     @property
     def measured(self) -> int:
@@ -79,6 +96,7 @@ class Tally:
 
 
 _TALLY = pytest.StashKey[Tally]()
+_REPORT_DIR = pytest.StashKey[Optional[Path]]()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -94,12 +112,33 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                          "library keeps by 1,000 entries or 64 MiB")
     group.addoption("--leakgate-timeout", type=float, default=None,
                     help="seconds a worker process may run (default: the marker's timeout, 300)")
+    group.addoption("--leakgate-report", metavar="DIR", default=None,
+                    help="write each measured test's report (schema leakgate/1 JSON, as `leakgate --json` "
+                         "writes it) into DIR, one file per test, and DIR/index.json for the session")
 
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", MARKER_DOC)
-    config.stash[_TALLY] = Tally()
+    tally = Tally()
+    config.stash[_TALLY] = tally
     config.pluginmanager.register(WorkerCall(), "leakgate-worker")
+    # The project's accepted findings: the nearest pyproject.toml at or above the rootdir, as
+    # `leakgate lint` reads its own table.
+    project = _accept.find_project_file(Path(config.rootpath))
+    if project is not None:
+        try:
+            tally.project_accept = _accept.read_project_file(project)
+        except ValueError as error:
+            raise pytest.UsageError(f"leakgate: {error}") from None
+    directory = config.getoption("--leakgate-report")
+    config.stash[_REPORT_DIR] = None
+    if directory:
+        path = Path(config.invocation_params.dir, directory)
+        try:
+            path.mkdir(parents=True, exist_ok=True)
+        except OSError as error:
+            raise pytest.UsageError(f"leakgate: --leakgate-report {directory}: {error}") from None
+        config.stash[_REPORT_DIR] = path
 
 
 def _settings_of(item: pytest.Item) -> Optional[Settings]:
@@ -131,7 +170,8 @@ def _settings_of(item: pytest.Item) -> Optional[Settings]:
     held = keywords.get("held", False)
     if not isinstance(held, bool):
         raise ValueError(f"@pytest.mark.leakgate: held must be True or False, got {held!r}")
-    return Settings(limits, worker, float(timeout), held or config.getoption("--leakgate-held"))
+    accept = _accept.parse(keywords["accept"], "@pytest.mark.leakgate: accept") if keywords.get("accept") else ()
+    return Settings(limits, worker, float(timeout), held or config.getoption("--leakgate-held"), accept)
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -143,8 +183,9 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
         pytest.fail(str(error), pytrace=False)
 
 
-def _record(item: pytest.Item, result: Result) -> None:
-    """The figures as the test's user properties (JUnit <property> elements)."""
+def _record(item: pytest.Item, result: Result, accepted: list) -> None:
+    """The figures as the test's user properties (JUnit <property> elements). `result`'s findings
+    are those not accepted; `accepted` the others, each with its acceptance."""
     properties = [
         ("leakgate.valid", result.valid),
         ("leakgate.frame_cycles", len(result.frame_cycles)),
@@ -162,6 +203,8 @@ def _record(item: pytest.Item, result: Result) -> None:
         culprit = culprits[0].culprit
         properties.append(("leakgate.culprit", f"{culprit.function} ({culprit.file}:{culprit.line})"))
         properties.append(("leakgate.locals", ",".join(culprits[0].locals)))
+    if accepted:
+        properties.append(("leakgate.accepted", "; ".join(f"{a.culprit}: {a.reason}" for _, a in accepted)))
     if result.error:
         properties.append(("leakgate.error", result.error))
     item.user_properties.extend(properties)
@@ -176,10 +219,11 @@ _MORE_FINDINGS = 3
 _HEADLINE_ITEMS = 3
 
 
-def _concise(text: str) -> str:
+def _concise(text: str, report: str) -> str:
     """The region's text cut to what a failure needs (see _CHAIN_FRAMES): the lines of checks that
     passed or were skipped, all but a few sentinels, the frames past the first few and the
-    findings past the first (each named by its first line) are left out."""
+    findings past the first (each named by its first line) are left out. `report` says where the
+    whole of it is: the line that counts the frames left out names it, or a last line does."""
     blocks = text.strip("\n").split("\n\n")
     head, findings = blocks[0].splitlines(), blocks[1:]
     kept = head[:1]
@@ -209,8 +253,8 @@ def _concise(text: str) -> str:
                     continue
             elif cut or more:
                 rest, tail = (more[0] if more else 0) + cut, (more[1] if more else "")
-                kept.append(f"    ... and {rest} more{tail}")
-                cut, more = 0, None
+                kept.append(f"    ... and {rest} more{tail} (all in {report})")
+                cut, more, report = 0, None, ""
             kept.append(line)
         others = []
         for block in findings[1:]:
@@ -223,6 +267,8 @@ def _concise(text: str) -> str:
             kept.extend(f"  {line}" for line in others[:_MORE_FINDINGS])
             if len(others) > _MORE_FINDINGS:
                 kept.append(f"  ... and {len(others) - _MORE_FINDINGS} more")
+    if report:
+        kept.extend(["", f"the whole report: {report}"])
     return "\n".join(kept)
 
 
@@ -256,11 +302,50 @@ def _headline(found: list) -> str:
     return "leakgate: " + "; ".join(shown)
 
 
-def _judge(item: pytest.Item, settings: Settings, result: Result) -> None:
-    _record(item, result)
-    tally = item.config.stash.get(_TALLY, None) or Tally()
+def _report_name(nodeid: str) -> str:
+    """A file name for the test's report: its node id with every character a file system or a
+    shell might take amiss replaced, cut to a length any file system takes, and a digest of the
+    whole id, so that ids that read alike after that still get a file each."""
+    readable = re.sub(r"[^A-Za-z0-9._-]+", "_", nodeid).strip("._")[:100]
+    return f"{readable}-{hashlib.sha1(nodeid.encode()).hexdigest()[:10]}.json"
+
+
+def _save_report(item: pytest.Item, result: Result) -> Optional[Path]:
+    """Writes the result's schema leakgate/1 document into the --leakgate-report directory; its
+    path, or None without the option."""
+    directory = item.config.stash.get(_REPORT_DIR, None)
+    if directory is None or not result.report:
+        return None
+    path = directory / _report_name(item.nodeid)
+    path.write_text(result.report, encoding="utf-8")
+    return path
+
+
+def _where_the_report_is(path: Optional[Path], config: pytest.Config) -> str:
+    if path is None:
+        return "the report --leakgate-report DIR writes"
     try:
-        found = _api.violations(result, **settings.limits)
+        return str(path.relative_to(config.invocation_params.dir))
+    except ValueError:
+        return str(path)
+
+
+def _index_entry(tally: Tally, item: pytest.Item, outcome: str, report: Optional[Path] = None,
+                 **more: Any) -> None:
+    entry = {"nodeid": item.nodeid, "outcome": outcome, "report": report.name if report else None}
+    entry.update(more)
+    tally.tests.append(entry)
+
+
+def _judge(item: pytest.Item, settings: Settings, result: Result) -> None:
+    tally = item.config.stash.get(_TALLY, None) or Tally()
+    # Accepted findings leave the limits' count, and are reported as accepted with the reason.
+    kept, accepted = _accept.split(result.findings, settings.accept + tally.project_accept)
+    judged = replace(result, findings=tuple(kept)) if accepted else result
+    _record(item, judged, accepted)
+    report = _save_report(item, result)
+    try:
+        found = _api.violations(judged, **settings.limits)
     except _api.MeasurementError as error:
         invalid = str(error)  # failed outside the handler: one message, no exception chain
     else:
@@ -268,16 +353,32 @@ def _judge(item: pytest.Item, settings: Settings, result: Result) -> None:
     if invalid:
         # The reason once: every check is `error` with that same reason, so the text adds nothing.
         tally.invalid.setdefault(result.error or invalid, []).append(item.nodeid)
-        pytest.fail(invalid, pytrace=False)
+        _index_entry(tally, item, "invalid", report, error=invalid)
+        pytest.fail(f"{invalid}\nthe whole report: {_where_the_report_is(report, item.config)}", pytrace=False)
+    for finding, acceptance in accepted:
+        tally.accepted.setdefault((acceptance, finding.summary), []).append(item.nodeid)
+    used = {acceptance for _, acceptance in accepted}
+    for acceptance in settings.accept:
+        if acceptance not in used:  # the finding it accepted is gone: the acceptance can go too
+            tally.unmatched.append((item.nodeid, acceptance))
+    accepted_text = [{"culprit": acceptance.culprit, "reason": acceptance.reason, "finding": finding.summary}
+                     for finding, acceptance in accepted]
     if found:
         tally.failed.append(item.nodeid)
-        culprits = dict.fromkeys(f.summary for f in result.frame_cycles + result.retained_frames)
-        for culprit in culprits:
+        culprits = {f.summary: _accept.culprit_key(f) for f in judged.frame_cycles + judged.retained_frames}
+        for culprit, key in culprits.items():
             tally.culprits.setdefault(culprit, []).append(item.nodeid)
+            tally.culprit_keys[culprit] = key
         if not culprits:
             tally.no_culprit.append(item.nodeid)
-        pytest.fail(_headline(found) + "\n\n" + _concise(result.text), pytrace=False)
+        _index_entry(tally, item, "failed", report, violations=found, culprits=list(culprits),
+                     accepted=accepted_text)
+        lines = [_headline(found), "", _concise(judged.text, _where_the_report_is(report, item.config))]
+        if accepted:
+            lines.append("accepted here: " + "; ".join(f"`{a.culprit}` ({a.reason})" for _, a in accepted))
+        pytest.fail("\n".join(lines), pytrace=False)
     tally.clean.append(item.nodeid)
+    _index_entry(tally, item, "clean", report, accepted=accepted_text)
 
 
 def _not_measured(item: pytest.Item) -> None:
@@ -285,11 +386,13 @@ def _not_measured(item: pytest.Item) -> None:
     tally = item.config.stash.get(_TALLY, None)
     if tally is not None:
         tally.raised.append(item.nodeid)
+        _index_entry(tally, item, "not-measured")
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus, config: pytest.Config) -> None:
-    """Once at the session's end: how many tests were measured and how they came out, and each
-    distinct culprit once, with how many tests it failed."""
+    """Once at the session's end: how many tests were measured and how they came out, each
+    distinct culprit once with how many tests it failed, the accepted findings with their reasons,
+    and the acceptances that found nothing to accept."""
     tally = config.stash.get(_TALLY, None)
     if tally is None or tally.measured == 0:
         return
@@ -301,20 +404,79 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config: pytest.Config)
           f"{len(tally.raised)} not measured (the test raised, failed or skipped on its own)")
     if tally.culprits:
         write(f"culprits ({len(tally.culprits)}), each with the number of tests it failed:")
-        for culprit, tests in sorted(tally.culprits.items(), key=lambda item: (-len(item[1]), item[0])):
+        ranked = sorted(tally.culprits.items(), key=lambda item: (-len(item[1]), item[0]))
+        for culprit, tests in ranked:
             write(f"  {len(tests):4}  {culprit}")
+        key = next((tally.culprit_keys[culprit] for culprit, _ in ranked if tally.culprit_keys.get(culprit)), None)
+        if key:
+            write(f"a known finding is accepted by its culprit, with the reason, in pyproject.toml's "
+                  f"{_accept.TABLE} (or the marker's accept=): \"{key}\" = \"<why>\"")
     if tally.no_culprit:
         write(f"failed on sentinels or figures alone: {len(tally.no_culprit)} (the first: {tally.no_culprit[0]})")
     if tally.invalid:
         write("could not measure, by reason:")
         for reason, tests in sorted(tally.invalid.items(), key=lambda item: -len(item[1])):
             write(f"  {len(tests):4}  {reason} (the first: {tests[0]})")
+    if tally.accepted:
+        write(f"accepted findings ({len(tally.accepted)}), not counted against the limits, each with the "
+              "number of tests it was found in:")
+        for (acceptance, finding), tests in sorted(tally.accepted.items(), key=lambda item: -len(item[1])):
+            write(f"  {len(tests):4}  {finding}")
+            write(f"        accepted as `{acceptance.culprit}` by {acceptance.source}: {acceptance.reason}")
+    for acceptance in _gone(tally):
+        write(f"accepted but not found: `{acceptance.culprit}` ({acceptance.source}: {acceptance.reason}); "
+              "if it is fixed, remove the acceptance")
+    for nodeid, acceptance in tally.unmatched:
+        write(f"accepted but not found in {nodeid}: `{acceptance.culprit}` ({acceptance.reason}); "
+              "if it is fixed, remove it from the marker")
+    directory = config.stash.get(_REPORT_DIR, None)
+    if directory is not None:
+        write(f"reports: {directory / 'index.json'} and one file per measured test beside it")
+
+
+def _gone(tally: Tally) -> list:
+    """The pyproject.toml's acceptances that no measured test's finding matched (only when some
+    test was measured validly: a session that measured nothing says nothing of them)."""
+    if not (tally.clean or tally.failed):
+        return []
+    used = {acceptance for acceptance, _ in tally.accepted}
+    return [acceptance for acceptance in tally.project_accept if acceptance not in used]
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus) -> None:
+    """The --leakgate-report directory's index: every measured test with its outcome and its
+    report's file, the culprits and the accepted findings across them."""
+    config = session.config
+    directory = config.stash.get(_REPORT_DIR, None)
+    tally = config.stash.get(_TALLY, None)
+    if directory is None or tally is None:
+        return
+    index = {
+        "schema": "leakgate-pytest-session/1",
+        "tool": {"name": "leakgate-dsl", "version": _native.__version__},
+        "python": {"version": ".".join(map(str, sys.version_info[:3])), "executable": sys.executable},
+        "reports": "one file per measured test, schema leakgate/1 (docs/reference/json.md)",
+        "summary": {"measured": tally.measured, "clean": len(tally.clean), "failed": len(tally.failed),
+                    "invalid": sum(map(len, tally.invalid.values())), "not_measured": len(tally.raised)},
+        "culprits": [{"culprit": culprit, "accept_as": tally.culprit_keys.get(culprit), "tests": tests}
+                     for culprit, tests in
+                     sorted(tally.culprits.items(), key=lambda item: (-len(item[1]), item[0]))],
+        "accepted": [{"culprit": acceptance.culprit, "reason": acceptance.reason, "source": acceptance.source,
+                      "finding": finding, "tests": tests}
+                     for (acceptance, finding), tests in tally.accepted.items()],
+        "accepted_not_found": [{"culprit": a.culprit, "reason": a.reason, "source": a.source}
+                               for a in _gone(tally)] +
+                              [{"culprit": a.culprit, "reason": a.reason, "source": a.source, "test": nodeid}
+                               for nodeid, a in tally.unmatched],
+        "tests": tally.tests,
+    }
+    (directory / "index.json").write_text(json.dumps(index, indent=2) + "\n", encoding="utf-8")
 
 
 @pytest.hookimpl(wrapper=True)
 def pytest_pyfunc_call(pyfuncitem: pytest.Function):
     settings = pyfuncitem.stash.get(_SETTINGS, None)
-    if settings is None or settings.worker:
+    if settings is None or settings.worker or _IN_WORKER:
         return (yield)  # not measured, or measured in a worker (WorkerCall below)
     # A body that raises is the test's own failure: the region measures nothing and re-raises.
     with _api.Region(pyfuncitem.nodeid, held=settings.held) as region:
@@ -342,8 +504,13 @@ def pytest_runtest_call(item: pytest.Item):
     if settings is None or _runs_through_pyfunc_call(item):
         return (yield)
     if settings.worker:
-        pytest.fail(f"leakgate: the worker option runs test functions; {item.nodeid} is a "
-                    f"{type(item).__name__}, run in-process instead", pytrace=False)
+        # pytest's own pytest_runtest_call calls item.runtest(): for this call it is the worker's,
+        # which runs the item's own runtest in the forked process and reports what it came to.
+        item.runtest = lambda: _take_worker_outcome(item, settings, _run_in_worker(item, settings))
+        try:
+            return (yield)
+        finally:
+            del item.runtest
     with _api.Region(item.nodeid, held=settings.held) as region:
         try:
             outcome = yield
@@ -403,8 +570,48 @@ def _end_descendants() -> None:
             return
 
 
-def _child(pyfuncitem: pytest.Function, write_fd: int, held: bool = False) -> None:
-    """In the forked worker: the measured call, then one JSON message on `write_fd`."""
+def _outcome_of(kind, error, tb) -> dict:
+    """What the test's own exception (or a unittest outcome it recorded) reports to pytest: a skip
+    or an xfail with its reason, else the traceback as text and, where pickle can carry it, the
+    exception itself (for an xfail marker's `raises`)."""
+    skips = (pytest.skip.Exception, unittest.SkipTest)
+    if isinstance(error, skips):
+        reason = error.msg if isinstance(error, pytest.skip.Exception) else str(error)
+        return {"outcome": "skip", "message": reason}
+    if isinstance(error, pytest.xfail.Exception):
+        return {"outcome": "xfail", "message": error.msg}
+    if isinstance(error, pytest.fail.Exception) and not error.pytrace:
+        text = error.msg
+    else:
+        text = "".join(traceback.format_exception(kind, error, tb))
+    message = {"outcome": "raised", "message": str(error), "traceback": text}
+    try:
+        message["exception"] = base64.b64encode(pickle.dumps(error)).decode()
+    except Exception:
+        pass  # not picklable: the traceback alone
+    return message
+
+
+def _unittest_outcome(item: pytest.Item) -> Optional[dict]:
+    """The outcome a unittest.TestCase run recorded instead of raising it (pytest's
+    TestCaseFunction keeps failures, errors, skips and expected failures in `_excinfo`), or None
+    when it passed."""
+    recorded = getattr(item, "_excinfo", None)
+    if not recorded:
+        return None
+    first = recorded[0]
+    message = _outcome_of(first.type, first.value, first.tb)
+    if len(recorded) > 1 and message["outcome"] == "raised":
+        message["traceback"] += f"\n(and {len(recorded) - 1} more error{'s' if len(recorded) > 2 else ''} of this test)"
+    return message
+
+
+def _child(item: pytest.Item, write_fd: int, held: bool = False) -> None:
+    """In the forked worker: the measured call, then one JSON message on `write_fd`. A test
+    function is called with its fixtures' values; any other item (a unittest.TestCase method, a
+    doctest) runs its own runtest(), setUp and tearDown included, as in-process."""
+    global _IN_WORKER
+    _IN_WORKER = True
     try:
         os.setpgid(0, 0)  # its own group, so a timeout kills what it started too
     except OSError:
@@ -412,23 +619,26 @@ def _child(pyfuncitem: pytest.Function, write_fd: int, held: bool = False) -> No
     _become_subreaper()
     message: dict[str, Any]
     try:
-        testargs = {name: pyfuncitem.funcargs[name] for name in pyfuncitem._fixtureinfo.argnames}
-        region = _api.Region(pyfuncitem.nodeid, held=held)
+        if _runs_through_pyfunc_call(item):
+            testargs = {name: item.funcargs[name] for name in item._fixtureinfo.argnames}
+            call = functools.partial(item.obj, **testargs)
+            del testargs
+        else:
+            call = functools.partial(type(item).runtest, item)
+        region = _api.Region(item.nodeid, held=held)
         region.__enter__()
         try:
-            pyfuncitem.obj(**testargs)
+            call()
         except BaseException:
             kind, error, tb = sys.exc_info()
             region.__exit__(kind, error, tb)
-            outcome = ("skip" if isinstance(error, pytest.skip.Exception) else
-                       "xfail" if isinstance(error, pytest.xfail.Exception) else "raised")
-            message = {"outcome": outcome, "message": str(error),
-                       "traceback": "".join(traceback.format_exception(kind, error, tb))}
+            message = _outcome_of(kind, error, tb)
             del kind, error, tb
         else:
             region.__exit__(None, None, None)
-            message = {"outcome": "returned", "result": region.result.json, "text": region.result.text}
-        del testargs
+            message = _unittest_outcome(item) or {"outcome": "returned", "result": region.result.json,
+                                                  "text": region.result.text, "report": region.result.report}
+        del call
     except BaseException:
         message = {"outcome": "raised", "message": "leakgate's worker failed",
                    "traceback": traceback.format_exc()}
@@ -445,7 +655,7 @@ def _signal_name(number: int) -> str:
         return f"signal {number}"
 
 
-def _run_in_worker(pyfuncitem: pytest.Function, settings: Settings) -> dict:
+def _run_in_worker(item: pytest.Item, settings: Settings) -> dict:
     read_fd, write_fd = os.pipe()
     sys.stdout.flush()
     sys.stderr.flush()
@@ -456,7 +666,7 @@ def _run_in_worker(pyfuncitem: pytest.Function, settings: Settings) -> dict:
         status = 0
         try:
             os.close(read_fd)
-            _child(pyfuncitem, write_fd, settings.held)
+            _child(item, write_fd, settings.held)
             sys.stdout.flush()
             sys.stderr.flush()
         except BaseException:
@@ -492,7 +702,7 @@ def _run_in_worker(pyfuncitem: pytest.Function, settings: Settings) -> dict:
                 except OSError:
                     pass
         _, status = os.waitpid(pid, 0)
-    where = f"leakgate's worker process (pid {pid}) for {pyfuncitem.nodeid}"
+    where = f"leakgate's worker process (pid {pid}) for {item.nodeid}"
     if timed_out:
         pytest.fail(f"{where} ran past its timeout of {settings.timeout:g} s and was killed; "
                     "nothing was measured", pytrace=False)
@@ -507,6 +717,50 @@ def _run_in_worker(pyfuncitem: pytest.Function, settings: Settings) -> dict:
                     pytrace=False)
 
 
+def _skip(reason: str) -> None:
+    """Skips the test with the worker's reason, reported at the test's own location (as pytest
+    reports a unittest skip) rather than at this line."""
+    try:
+        error = pytest.skip.Exception(reason, _use_item_location=True)
+    except TypeError:  # a pytest without the keyword
+        error = pytest.skip.Exception(reason)
+    raise error
+
+
+def _xfail_accepts(item: pytest.Item, error: BaseException) -> bool:
+    """Whether the item's xfail marker takes `error` as its expected failure (no `raises`, or an
+    instance of it), so that the exception the worker sent is raised here as it was there."""
+    marker = item.get_closest_marker("xfail")
+    if marker is None:
+        return False
+    raises = marker.kwargs.get("raises")
+    return raises is None or isinstance(error, raises)
+
+
+def _take_worker_outcome(item: pytest.Item, settings: Settings, message: dict) -> None:
+    """The worker's message as this item's outcome: the verdict of what it measured, or the test's
+    own skip, xfail or failure, with its reason."""
+    outcome = message["outcome"]
+    if outcome == "returned":
+        _judge(item, settings, result_from({"json": json.dumps(message["result"]), "text": message["text"],
+                                            "report": message.get("report", "")}))
+        return
+    _not_measured(item)
+    if outcome == "skip":
+        _skip(message["message"])
+    if outcome == "xfail":
+        pytest.xfail(message["message"])
+    error = None
+    if "exception" in message:
+        try:
+            error = pickle.loads(base64.b64decode(message["exception"]))
+        except Exception:
+            error = None
+    if isinstance(error, BaseException) and _xfail_accepts(item, error):
+        raise error
+    pytest.fail(f"in leakgate's worker process the test raised:\n{message['traceback']}", pytrace=False)
+
+
 class WorkerCall:
     """Runs a worker-measured test instead of pytest's own call (a plugin object of its own: this
     module already has a pytest_pyfunc_call, the in-process wrapper)."""
@@ -514,20 +768,9 @@ class WorkerCall:
     @pytest.hookimpl(tryfirst=True)
     def pytest_pyfunc_call(self, pyfuncitem: pytest.Function) -> Optional[bool]:
         settings = pyfuncitem.stash.get(_SETTINGS, None)
-        if settings is None or not settings.worker:
+        if settings is None or not settings.worker or _IN_WORKER:
             return None
-        message = _run_in_worker(pyfuncitem, settings)
-        if message["outcome"] != "returned":
-            _not_measured(pyfuncitem)
-        if message["outcome"] == "skip":
-            pytest.skip(message["message"])
-        if message["outcome"] == "xfail":
-            pytest.xfail(message["message"])
-        if message["outcome"] == "raised":
-            pytest.fail(f"in leakgate's worker process the test raised:\n{message['traceback']}",
-                        pytrace=False)
-        result = result_from({"json": json.dumps(message["result"]), "text": message["text"]})
-        _judge(pyfuncitem, settings, result)
+        _take_worker_outcome(pyfuncitem, settings, _run_in_worker(pyfuncitem, settings))
         return True
 
 

@@ -346,16 +346,92 @@ def test_per_call_counts_cyclic_garbage_and_allocations():
 _REGISTRY = []
 
 
-def test_retained_frames_are_new_ones_only():
-    def keeps_its_frame():
-        _REGISTRY.append(sys._getframe())
+def _kept_before():
+    _REGISTRY.append(sys._getframe())
 
-    keeps_its_frame()  # retained before the region: not this measurement's doing
-    result = leakgate_dsl.measure(keeps_its_frame)
-    assert result.check("retained-frame").status == "fail"
-    assert len(result.retained_frames) == 1 and result.details["earlier_retained_frames"] >= 1
-    _REGISTRY.clear()
+
+def _kept_by_the_outer_body():
+    _REGISTRY.append(sys._getframe())
+
+
+def _kept_by_the_inner_body():
+    _REGISTRY.append(sys._getframe())
+
+
+def _culprits(result):
+    return sorted({finding.culprit.function for finding in result.retained_frames})
+
+
+def test_retained_frames_are_new_ones_only():
+    _kept_before()  # retained before the region: not this measurement's doing
+    try:
+        result = leakgate_dsl.measure(_kept_by_the_inner_body)
+        assert result.check("retained-frame").status == "fail"
+        assert _culprits(result) == ["_kept_by_the_inner_body"], result.text
+        assert "_REGISTRY" in result.retained_frames[0].summary
+    finally:
+        _REGISTRY.clear()
     assert leakgate_dsl.measure(lambda: None).check("retained-frame").status == "pass"
+
+
+def test_a_frame_retained_inside_a_region_is_found_though_its_reads_examine_the_young_generations():
+    # GIVEN a heap whose old objects the region's reads do not examine, and a frame kept before,
+    # WHEN the body keeps a frame in an old list, in a new object, or through an exception's
+    # traceback, THEN each is found, with what keeps it; a frame only the body's garbage kept is
+    # the frame-cycle check's, not a retained one.
+    old_heap = [[object()] for _ in range(20000)]
+    _kept_before()
+    kept_in_new = []
+
+    def keeps_in_a_new_object():
+        holder = {"frame": sys._getframe()}
+        kept_in_new.append(holder)
+
+    def keeps_a_traceback():
+        try:
+            raise ValueError("kept")
+        except ValueError as error:
+            kept_in_new.append(error)
+
+    def leaves_its_frame_in_garbage():
+        frame = sys._getframe()  # a cycle: the frame holds itself; nothing else does
+
+    try:
+        for body, route in ((_kept_by_the_inner_body, "_REGISTRY"), (keeps_in_a_new_object, "['frame']"),
+                            (keeps_a_traceback, "__traceback__")):
+            result = leakgate_dsl.measure(body)
+            assert result.valid, result.error
+            retained = result.check("retained-frame")
+            assert retained.status == "fail", result.text
+            assert body.__name__ in retained.reason and route in result.text, result.text
+            kept_in_new.clear()
+            del _REGISTRY[1:]
+        result = leakgate_dsl.measure(leaves_its_frame_in_garbage)
+        assert result.check("frame-cycle").status == "fail", result.text
+        assert result.check("retained-frame").status == "pass", result.text
+    finally:
+        _REGISTRY.clear()
+    del old_heap
+
+
+def test_frames_retained_around_and_inside_an_inner_region_are_found_where_they_belong():
+    # GIVEN a frame kept before the outer region, WHEN the outer body keeps one before and after
+    # an inner region whose body keeps one, THEN the inner finds only its own (the outer body's,
+    # young when it began, is left out), and the outer finds its own and the inner's, not the
+    # one from before.
+    _kept_before()
+    try:
+        with leakgate_dsl.region("outer") as outer:
+            _kept_by_the_outer_body()
+            inner = leakgate_dsl.measure(_kept_by_the_inner_body)
+            _kept_by_the_outer_body()
+        assert inner.valid and outer.result.valid, (inner.error, outer.result.error)
+        assert _culprits(inner) == ["_kept_by_the_inner_body"], inner.text
+        assert inner.details["earlier_retained_frames"] >= 1
+        assert _culprits(outer.result) == ["_kept_by_the_inner_body", "_kept_by_the_outer_body"], outer.result.text
+        assert "_kept_before" not in outer.result.text
+    finally:
+        _REGISTRY.clear()
 
 
 def test_what_the_caller_kept_in_gc_garbage_is_put_back():

@@ -1,7 +1,10 @@
 """The pytest plugin, through pytester in a fresh pytest process each: the marker, the fixture,
---leakgate, the figures in JUnit XML, the worker option, and pytest's own collections."""
+--leakgate, the figures in JUnit XML, the worker option, pytest's own collections, the reports'
+directory and the accepted findings."""
 
+import json
 import os
+import re
 import signal
 import time
 import xml.etree.ElementTree as ElementTree
@@ -294,6 +297,105 @@ class Decorating(unittest.TestCase):
     assert "test_leak" in run.stdout.str() and "cur_frame" in run.stdout.str()
 
 
+UNITTEST_AND_OUTCOMES = HEADER + """
+import sys
+import unittest
+
+KEPT = []
+
+class Decorating(unittest.TestCase):
+    def setUp(self):
+        self.kernels = []
+
+    def test_leak(self):
+        @model.kernel
+        def kernel():
+            pass
+
+    def test_clean(self):
+        @clean.kernel
+        def kernel():
+            pass
+
+    def test_fails(self):
+        self.assertEqual(2 + 2, 5)
+
+    @unittest.skip("no device here")
+    def test_skipped(self):
+        pass
+
+    def test_skips_itself(self):
+        self.skipTest("needs CUDA 12")
+
+    @unittest.expectedFailure
+    def test_expected_to_fail(self):
+        self.assertTrue(False)
+
+@unittest.skip("the whole class: no GPU")
+class SkippedClass(unittest.TestCase):
+    def test_anything(self):
+        pass
+
+def test_keeps_its_frame():
+    KEPT.append(sys._getframe())
+
+def test_raises_unittest_skip():
+    raise unittest.SkipTest("skipped the unittest way")
+
+@pytest.mark.xfail(reason="known: issue 7", raises=ZeroDivisionError)
+def test_xfails_on_the_marker():
+    1 / 0
+
+@pytest.mark.xfail(reason="known: issue 8", raises=ZeroDivisionError)
+def test_fails_otherwise_than_its_xfail_marker_expects():
+    assert False, "not a ZeroDivisionError"
+
+def test_xfails_in_the_body():
+    pytest.xfail("the body says so")
+"""
+
+
+def _summary(run):
+    """The -rA short summary: each test's outcome word, and each skip's reason."""
+    outcomes, skips = {}, []
+    for line in run.stdout.lines:
+        word, _, rest = line.partition(" ")
+        if word == "SKIPPED":
+            skips.append(rest.split(": ", 1)[1])
+        elif word in ("PASSED", "FAILED", "XFAIL", "XPASS", "ERROR") and "::" in rest:
+            test, _, reason = rest.partition(" - ")
+            outcomes[test.split("::", 1)[1]] = (word, reason)
+    return outcomes, sorted(skips)
+
+
+@pytest.mark.parametrize("worker", [False, True], ids=["in-process", "worker"])
+def test_unittest_tests_skips_and_xfails_keep_their_outcomes_and_reasons(pytester, worker):
+    # GIVEN unittest.TestCase tests (passing, failing, skipped by decorator, by skipTest and on
+    # the class, an expected failure) and test functions that skip and xfail, WHEN run under
+    # --leakgate, in-process or with --leakgate-worker, THEN each keeps its outcome and reason,
+    # and the leak and the retained frame fail as leakgate's findings.
+    pytester.makepyfile(UNITTEST_AND_OUTCOMES)
+    plain = pytester.runpytest_subprocess("-rA", "-p", "no:cacheprovider")
+    plain.assert_outcomes(passed=3, failed=2, skipped=4, xfailed=3)
+    options = ["-rA", "-p", "no:cacheprovider", "--leakgate"] + (["--leakgate-worker"] if worker else [])
+    run = pytester.runpytest_subprocess(*options)
+    run.assert_outcomes(passed=1, failed=4, skipped=4, xfailed=3)
+    outcomes, skips = _summary(run)
+    assert skips == sorted(["no device here", "needs CUDA 12", "the whole class: no GPU",
+                            "skipped the unittest way"]), skips
+    assert outcomes["Decorating::test_clean"][0] == "PASSED"
+    assert outcomes["Decorating::test_expected_to_fail"][0] == "XFAIL"
+    assert outcomes["test_xfails_on_the_marker"] == ("XFAIL", "known: issue 7")
+    assert outcomes["test_xfails_in_the_body"] == ("XFAIL", "the body says so")
+    for test in ("Decorating::test_fails", "Decorating::test_leak", "test_keeps_its_frame",
+                 "test_fails_otherwise_than_its_xfail_marker_expects"):
+        assert outcomes[test][0] == "FAILED", outcomes
+    output = run.stdout.str()
+    assert "cur_frame" in output and "KEPT[0] holds it" in output, output
+    assert "4 != 5" in output and "not a ZeroDivisionError" in output, output
+    assert "2 failed on leakgate's limits" in output, output
+
+
 def test_held_true_fails_a_test_that_grows_a_library_cache(pytester):
     pytester.makepyfile(cachelib="""
 _seen = {}
@@ -457,3 +559,169 @@ def test_failures_are_short_and_the_session_ends_with_a_summary_of_culprits(pyte
     assert KERNEL in culprits[0][1] and "cur_frame" in culprits[0][1], summary
     assert sum(KERNEL in culprit for _, culprit in culprits) == 1, summary
     assert "could not measure, by reason:" in summary and "test_collects" in summary, summary
+
+
+REPORTED = HEADER + """
+import sys
+
+KEPT = []
+
+def test_leaks():
+    @model.kernel
+    def kernel():
+        pass
+
+def test_clean():
+    @clean.kernel
+    def kernel():
+        pass
+
+@pytest.mark.parametrize("name", ["a/b c", "a_b_c", "ünï:*?"])
+def test_odd_ids(name):
+    KEPT.append(sys._getframe())
+    KEPT.clear()
+
+def test_collects():
+    import gc
+    gc.collect()
+
+def test_raises():
+    raise ValueError("its own failure")
+"""
+
+
+@pytest.mark.parametrize("worker", [False, True], ids=["in-process", "worker"])
+def test_leakgate_report_writes_each_measured_tests_report_and_an_index(pytester, worker):
+    # GIVEN tests that leak, pass, have ids no file system takes as they are, cannot be measured
+    # and raise, WHEN run with --leakgate-report DIR, THEN each measured test's schema leakgate/1
+    # report is a file of its own in DIR, the index lists every test with its outcome and file, and
+    # a failure names its file.
+    pytester.makepyfile(test_reported=REPORTED)
+    options = ["-p", "no:cacheprovider", "--leakgate", "--leakgate-report", "out/reports"]
+    run = pytester.runpytest_subprocess(*options, *(["--leakgate-worker"] if worker else []))
+    run.assert_outcomes(passed=4, failed=3)
+    directory = pytester.path / "out/reports"
+    index = json.loads((directory / "index.json").read_text())
+    assert index["schema"] == "leakgate-pytest-session/1"
+    tests = {entry["nodeid"].split("::", 1)[1]: entry for entry in index["tests"]}
+    assert {name: entry["outcome"] for name, entry in tests.items()} == {
+        "test_leaks": "failed", "test_clean": "clean", "test_odd_ids[a/b c]": "clean",
+        "test_odd_ids[a_b_c]": "clean", "test_odd_ids[\\xfcn\\xef:*?]": "clean",
+        "test_collects": "invalid", "test_raises": "not-measured"}
+    assert index["summary"] == {"measured": 7, "clean": 4, "failed": 1, "invalid": 1, "not_measured": 1}
+    files = sorted(path.name for path in directory.iterdir() if path.name != "index.json")
+    assert len(files) == 6 and len(set(files)) == 6, files  # each measured test's, none for raises
+    for name, entry in tests.items():
+        if entry["report"] is None:
+            assert name == "test_raises"
+            continue
+        assert re.fullmatch(r"[A-Za-z0-9._-]+\.json", entry["report"]), entry["report"]
+        report = json.loads((directory / entry["report"]).read_text())
+        assert report["schema"] == "leakgate/1" and report["command"] == "region"
+        assert report["results"][0]["subject"] == entry["nodeid"]
+    leaks = json.loads((directory / tests["test_leaks"]["report"]).read_text())
+    assert [f["kind"] for f in leaks["findings"]] == ["frame-cycle"] and KERNEL in leaks["findings"][0]["summary"]
+    assert len(leaks["findings"][0]["frames"]) > 5  # the whole chain, which the failure cuts
+    assert tests["test_leaks"]["culprits"] == [leaks["findings"][0]["summary"]]
+    output = run.stdout.str()
+    assert f"(all in out/reports/{tests['test_leaks']['report']})" in output, output
+    assert f"the whole report: out/reports/{tests['test_collects']['report']}" in output, output
+    assert "reports: " in output and "index.json" in output
+
+
+ACCEPTING = HEADER + """
+import sys
+
+KEPT = []
+
+def keeps_its_frame():
+    KEPT.append(sys._getframe())
+
+def test_the_models_known_cycle():
+    @model.kernel
+    def kernel():
+        pass
+
+@pytest.mark.leakgate(accept={"keeps_its_frame": "kept on purpose: the debugger's frame list"})
+def test_keeps_a_frame_on_purpose():
+    keeps_its_frame()
+
+@pytest.mark.leakgate(accept={"keeps_its_frame": "was kept once; fixed since"})
+def test_no_longer_keeps_it():
+    pass
+
+def test_known_cycle_and_a_new_frame():
+    @model.kernel
+    def kernel():
+        pass
+    keeps_its_frame()
+"""
+
+PYPROJECT = f"""
+[tool.leakgate.accept]
+"frame_cycle_461.py:{KERNEL}" = "the bundled 4.6.1 model: its cycle is the point of it"
+"gone.py:fixed_upstream" = "fixed upstream in 2.0"
+"""
+
+
+def test_accepted_findings_pass_are_reported_as_accepted_and_so_are_acceptances_that_found_nothing(pytester):
+    # GIVEN pyproject.toml accepting the model's cycle and a culprit no test has, and markers
+    # accepting a retained frame (one test keeps it, one no longer does), WHEN --leakgate measures,
+    # THEN the accepted findings pass, with their reasons in the summary, the JUnit properties and
+    # the index; a finding not accepted still fails, naming what was accepted beside it; and each
+    # acceptance that found nothing is reported.
+    pytester.makepyfile(test_accepting=ACCEPTING)
+    pytester.makefile(".toml", pyproject=PYPROJECT)
+    run = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--leakgate", "--junitxml=report.xml",
+                                        "--leakgate-report", "reports")
+    run.assert_outcomes(passed=3, failed=1)
+    output = run.stdout.str()
+    failure = sections(output)["test_known_cycle_and_a_new_frame"]
+    assert "retained frame" in failure and "keeps_its_frame" in failure, failure
+    assert (f"accepted here: `frame_cycle_461.py:{KERNEL}` (the bundled 4.6.1 model: its cycle is "
+            "the point of it)") in failure, failure
+    summary = output.split("= leakgate =")[1].split("\n=")[0]
+    assert "accepted findings (2)" in summary, summary
+    assert "the bundled 4.6.1 model: its cycle is the point of it" in summary, summary
+    assert "kept on purpose: the debugger's frame list" in summary, summary
+    assert "accepted but not found: `gone.py:fixed_upstream`" in summary, summary
+    assert ("accepted but not found in test_accepting.py::test_no_longer_keeps_it: `keeps_its_frame` "
+            "(was kept once; fixed since)") in summary, summary
+    tree = ElementTree.parse(pytester.path / "report.xml")
+    properties = {case.get("name"): {p.get("name"): p.get("value") for p in case.iter("property")}
+                  for case in tree.iter("testcase")}
+    assert properties["test_the_models_known_cycle"]["leakgate.accepted"].startswith(
+        f"frame_cycle_461.py:{KERNEL}: the bundled")
+    assert properties["test_the_models_known_cycle"]["leakgate.frame_cycles"] == "0"
+    index = json.loads((pytester.path / "reports/index.json").read_text())
+    assert {a["culprit"] for a in index["accepted"]} == {f"frame_cycle_461.py:{KERNEL}", "keeps_its_frame"}
+    assert [a["culprit"] for a in index["accepted_not_found"]] == ["gone.py:fixed_upstream", "keeps_its_frame"]
+    by_test = {entry["nodeid"].split("::")[1]: entry for entry in index["tests"]}
+    assert by_test["test_the_models_known_cycle"]["outcome"] == "clean"
+    assert by_test["test_the_models_known_cycle"]["accepted"][0]["reason"].startswith("the bundled")
+
+
+@pytest.mark.parametrize("table, error", [
+    ('"ModelDSL.kernel" = ""', "expected the reason it is accepted"),
+    ('"ModelDSL.kernel" = 3', "expected the reason it is accepted"),
+    ('"ModelDSL.kernel" = ["why"]', "expected the reason it is accepted"),
+])
+def test_an_acceptance_without_a_reason_is_a_usage_error(pytester, table, error):
+    pytester.makepyfile("def test_nothing():\n    pass\n")
+    pytester.makefile(".toml", pyproject=f"[tool.leakgate.accept]\n{table}\n")
+    run = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--leakgate")
+    assert run.ret == pytest.ExitCode.USAGE_ERROR
+    assert error in run.stderr.str() and "pyproject.toml" in run.stderr.str(), run.stderr.str()
+
+
+def test_a_marker_acceptance_without_a_reason_is_that_tests_error(pytester):
+    pytester.makepyfile("""
+import pytest
+
+@pytest.mark.leakgate(accept={"kernel": ""})
+def test_no_reason():
+    pass
+""")
+    run = pytester.runpytest_subprocess("-p", "no:cacheprovider")
+    run.assert_outcomes(errors=1)
+    assert "@pytest.mark.leakgate: accept: 'kernel': expected the reason it is accepted" in run.stdout.str()

@@ -152,7 +152,8 @@ class Releases(Repro):
             source = text.read()
         self.assertIn("import cutlass.cute as cute", source)
         self.assertIn("@cute.kernel", source)
-        self.assertIn("Culprit: CuTeDSL.kernel", source)
+        # A frame of 3.10 has no qualified name (co_qualname is 3.11's): there the culprit is `kernel`.
+        self.assertRegex(source, r"Culprit: (CuTeDSL\.)?kernel \(")
 
     def test_the_packers_per_launch_cycles_reproduce_on_4_6_1_and_not_on_4_6_3(self):
         report = self.cute_report("--checks", "launch", "--launch-calls", "500", "--launch-runs", "3")

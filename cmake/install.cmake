@@ -1,6 +1,7 @@
 # What an installed leakgate holds. One list for `cmake --install` and for the Python package:
 #   ROOT/bin/leakgate          the CLI; its RPATH names ROOT/lib and the libpython it embeds
 #   ROOT/lib/libleakgate.so.*  the library the CLI and probe plug-ins link (lib/CMakeLists.txt)
+#                              (neither in the wheel, whose CLI is the extension module: package/)
 #   ROOT/share/leakgate/...    its data, at the paths lib/base/data_dir.cpp reads from there
 # and, for `cmake --install` only, what a plug-in or a program builds against:
 #   ROOT/include/leakgate/*.h              the public API (include/leakgate/api.h)
@@ -18,10 +19,13 @@ endif()
 set(_data "${LEAKGATE_INSTALL_ROOT}share/leakgate")
 set(_lib "${LEAKGATE_INSTALL_ROOT}lib")
 
-set_target_properties(leakgate PROPERTIES INSTALL_RPATH "$ORIGIN/../lib;${Python_LIBRARY_DIRS}")
-install(TARGETS leakgate RUNTIME DESTINATION "${LEAKGATE_INSTALL_ROOT}bin")
-install(TARGETS leakgate_shared LIBRARY DESTINATION "${_lib}" NAMELINK_SKIP)
+if(LEAKGATE_CLI_BINARY)
+  set_target_properties(leakgate PROPERTIES INSTALL_RPATH "$ORIGIN/../lib;${Python_LIBRARY_DIRS}")
+  install(TARGETS leakgate RUNTIME DESTINATION "${LEAKGATE_INSTALL_ROOT}bin")
+  install(TARGETS leakgate_shared LIBRARY DESTINATION "${_lib}" NAMELINK_SKIP)
+endif()
 install(FILES lib/workloads/harness.py DESTINATION "${_data}/lib/workloads")
+install(FILES lib/worker/boot.py DESTINATION "${_data}/lib/worker")
 install(FILES docs/reference/checks.md DESTINATION "${_data}/docs/reference") # SARIF rules' helpUri
 install(FILES lib/lint/python_rules.py DESTINATION "${_data}/lib/lint")
 install(FILES lib/commands/versions.py DESTINATION "${_data}/lib/commands")
@@ -33,9 +37,11 @@ endif()
 
 if(SKBUILD)
   install(TARGETS leakgate_native LIBRARY DESTINATION leakgate_dsl)
-  # A wheel cannot hold symbolic links: one file, libleakgate.so, which the CLI names as it is.
-  set_property(TARGET leakgate_shared PROPERTY VERSION)
-  set_property(TARGET leakgate_shared PROPERTY SOVERSION)
+  if(LEAKGATE_CLI_BINARY)
+    # A wheel cannot hold symbolic links: one file, libleakgate.so, which the CLI names as it is.
+    set_property(TARGET leakgate_shared PROPERTY VERSION)
+    set_property(TARGET leakgate_shared PROPERTY SOVERSION)
+  endif()
   return()
 endif()
 

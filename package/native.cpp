@@ -4,11 +4,17 @@
 //            the gc guard, the sentinels, frame cycles, retained frames, device memory and the
 //            allocation counter;
 //   explain  the scanner over any objects (gc.garbage after a DEBUG_SAVEALL collection, say);
-//   and the sentinel types and functions of the workers' `_leakgate` (probes/leakgate_module.h).
+//   and the sentinel types and functions of the workers' `_leakgate` (probes/leakgate_module.h);
+//   _cli     the command line itself, for `leakgate-dsl` (cmd/cli.h), and _worker_main, where its
+//            workers start (lib/worker/in_interpreter.cpp), so the wheel has no binary of its own.
 // Results cross into Python as schema leakgate/1 JSON plus the text the CLI prints for them;
 // leakgate_dsl/_results.py turns them into objects.
+#include "cmd/cli.h"
 #include "leakgate/allocations.h"
+#include "leakgate/errors.h"
 #include "leakgate/report.h"
+#include "lib/base/data_dir.h"
+#include "lib/worker/main.h"
 #include "lib/python/collector.h"
 #include "lib/report/units.h"
 #include "lib/report/writers/json.h"
@@ -25,9 +31,11 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <memory>
 #include <optional>
 #include <string>
+#include <unistd.h>
 #include <vector>
 
 namespace leakgate::package {
@@ -441,6 +449,38 @@ py::dict explain(const py::sequence& objects) {
     return encode(result, "explain");
 }
 
+// `leakgate-dsl ARGS`: the CLI, in this process, without the GIL (its threads and workers never
+// touch this interpreter). Returns the exit code.
+int runCli(const std::vector<std::string>& args) {
+    std::vector<char*> argv;
+    for (const std::string& arg : args)
+        argv.push_back(const_cast<char*>(arg.c_str()));
+    argv.push_back(nullptr);
+    const std::string module = loadedFrom().string();
+    int code = 0;
+    {
+        py::gil_scoped_release released;
+        code = cmd::runCli(static_cast<int>(args.size()), argv.data(), module);
+        std::fflush(stdout);
+        std::fflush(stderr);
+    }
+    return code;
+}
+
+// A worker of that CLI (lib/worker/client.cpp's boot code calls this): the sentinels' module is
+// this one, under the name the harness imports. Never returns once the spec was read.
+void workerMain(const std::string& specFd, const std::string& token, py::module_ self) {
+    py::module_::import("sys").attr("modules")["_leakgate"] = self;
+    try {
+        worker::workerMainInInterpreter(specFd, token);
+    } catch (const std::exception& error) {
+        std::fprintf(stderr, "leakgate worker: %s\n", error.what());
+        std::fflush(stderr);
+        ::_exit(static_cast<int>(ExitCode::kErrored));
+    }
+    ::_exit(0);
+}
+
 } // namespace
 } // namespace leakgate::package
 
@@ -493,6 +533,14 @@ PYBIND11_MODULE(_native, module) {
         py::arg("callable"), py::arg("calls"),
         "Call `callable()` `calls` times from C, so that a region around it counts the callable's "
         "own allocations and not a Python loop's.");
+    module.def("_cli", &leakgate::package::runCli, py::arg("argv"),
+               "Run the leakgate CLI with `argv` (argv[0] names the program); the exit code.");
+    module.def(
+        "_worker_main",
+        [module](const std::string& specFd, const std::string& token) {
+            leakgate::package::workerMain(specFd, token, module);
+        },
+        py::arg("spec_fd"), py::arg("token"), "A worker of the CLI (internal).");
     module.def("add_harness_file", &leakgate::scanner::addHarnessFile, py::arg("file"),
                "Count frames of `file` as leakgate's own: findings name them only when the code under "
                "test keeps them.");

@@ -1,6 +1,7 @@
 #include "leakgate/allocations.h"
 
 #include "lib/base/check.h"
+#include "lib/python/compat.h"
 
 #include <Python.h>
 
@@ -18,11 +19,7 @@ struct Domain {
     // GIL: everything atomic there.
     bool needsAtomic;
 };
-#ifdef Py_GIL_DISABLED
-constexpr bool kGilSerialises = false;
-#else
-constexpr bool kGilSerialises = true;
-#endif
+constexpr bool kGilSerialises = !python::kFreeThreaded;
 Domain g_domains[] = {{PYMEM_DOMAIN_RAW, {}, true},
                       {PYMEM_DOMAIN_MEM, {}, !kGilSerialises},
                       {PYMEM_DOMAIN_OBJ, {}, !kGilSerialises}};

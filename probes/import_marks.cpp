@@ -12,7 +12,8 @@
 // is outside the pair, counted as the work's. What would reorder otherwise is refused, and then no
 // object is told apart: a collection since the first marker (the program's own), a marker missing
 // from the youngest generation (gc.freeze()) or out of order, a load no import statement started
-// (a C extension's own import: its end is not known).
+// (a C extension's own import: its end is not known), a free-threaded build (one generation, in
+// heap order: lib/python/compat.h).
 #include "probes/probe.h"
 
 #include "lib/python/collector.h"
@@ -81,6 +82,11 @@ class ImportMarksProbe final : public Probe, ImportListener {
     void read() {
         time_->read = true;
         if (markers_.empty()) return;
+        if constexpr (python::kFreeThreaded) {
+            // One generation, listed in the allocator's heap order (lib/python/compat.h).
+            time_->unknown = "a free-threaded build keeps no generation in tracking order";
+            return;
+        }
         if (python::collector::collections() != collections_) {
             time_->unknown = "the program ran a collection, which reorders the collector's lists";
             return;

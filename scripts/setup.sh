@@ -3,6 +3,8 @@
 # non-interactive: packages already present are left alone, apt runs only when one is missing.
 set -euo pipefail
 
+# pybind11-dev to libtomlplusplus-dev: the versions the tests ran with; the build takes them where
+# installed, else PyPI's pybind11 and the copies in third_party/ (cmake/dependencies.cmake).
 packages=(cmake g++ make pkg-config python3.11-dev
           pybind11-dev libfmt-dev libcli11-dev nlohmann-json3-dev libtomlplusplus-dev
           libgtest-dev libgmock-dev libbenchmark-dev

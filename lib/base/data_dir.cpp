@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <dlfcn.h>
 
 namespace leakgate {
 
@@ -32,19 +33,29 @@ std::filesystem::path dataDir() {
         return env;
     }
     const fs::path exe = fs::read_symlink("/proc/self/exe");
-    // Installed: PREFIX/bin/leakgate beside PREFIX/share/leakgate (cmake --install), and the Python
-    // package's leakgate_dsl/bin/leakgate beside leakgate_dsl/share/leakgate (the wheel).
+    // Installed: PREFIX/bin/leakgate beside PREFIX/share/leakgate (cmake --install).
     const fs::path installed = exe.parent_path().parent_path() / "share/leakgate";
     if (holdsData(installed)) return installed;
+    // The Python package: leakgate_dsl/_native*.so beside leakgate_dsl/share/leakgate (the wheel).
+    const fs::path package = loadedFrom().parent_path() / "share/leakgate";
+    if (holdsData(package)) return package;
     // A binary of the build tree (the CLI, the tests) reads the source tree it was built from; an
     // installed one never does, even where that tree still exists.
     const fs::path buildTree = fs::weakly_canonical(LEAKGATE_BINARY_DIR);
-    if (isWithin(fs::weakly_canonical(exe), buildTree) && holdsData(LEAKGATE_SOURCE_DIR))
+    if ((isWithin(fs::weakly_canonical(exe), buildTree) || isWithin(loadedFrom(), buildTree)) &&
+        holdsData(LEAKGATE_SOURCE_DIR))
         return LEAKGATE_SOURCE_DIR;
     throw EnvironmentError(fmt::format(
         "cannot find leakgate's data: {} holds none (an installed leakgate keeps it there), and {} is "
         "not a binary of the build tree {}; set LEAKGATE_DATA_DIR to a folder that holds it",
         installed.string(), exe.string(), buildTree.string()));
+}
+
+std::filesystem::path loadedFrom() {
+    Dl_info info{};
+    if (::dladdr(reinterpret_cast<void*>(&loadedFrom), &info) == 0 || !info.dli_fname || !*info.dli_fname)
+        return fs::read_symlink("/proc/self/exe");
+    return fs::weakly_canonical(info.dli_fname);
 }
 
 } // namespace leakgate

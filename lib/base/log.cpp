@@ -15,6 +15,7 @@ Level initialLevel() {
 }
 
 std::atomic<Level> g_level{initialLevel()};
+std::string g_programName = "leakgate";
 
 } // namespace
 
@@ -26,8 +27,15 @@ Level level() {
 }
 
 void write(Level level, std::string_view message) {
-    const char* prefix = level == Level::kDebug ? "leakgate[debug]: " : "leakgate: ";
-    std::fprintf(stderr, "%s%.*s\n", prefix, static_cast<int>(message.size()), message.data());
+    const std::string prefix = g_programName + (level == Level::kDebug ? "[debug]: " : ": ");
+    std::fprintf(stderr, "%s%.*s\n", prefix.c_str(), static_cast<int>(message.size()), message.data());
+}
+
+void setProgramName(std::string_view name) {
+    if (!name.empty()) g_programName = name;
+}
+const std::string& programName() {
+    return g_programName;
 }
 
 } // namespace leakgate::log

@@ -1,5 +1,6 @@
-// The one place for CPython version differences (3.10 to 3.13). Every function says whether it
-// returns a new or a borrowed reference. Call with the GIL held.
+// The one place for CPython version differences (3.10 to 3.13, and the build's: free-threaded
+// or not). Every function says whether it returns a new or a borrowed reference. Call with the GIL
+// held. 3.14 is not supported yet: the section "Python 3.14" at the end says what it changes.
 #pragma once
 
 #include <Python.h>
@@ -8,6 +9,16 @@
 #include <memory>
 
 namespace leakgate::python {
+
+// A free-threaded build (3.13t, 3.14t: Py_GIL_DISABLED): no GIL serialises the allocator's MEM
+// and OBJ domains (probes/allocation_counter.cpp counts them atomically then), and the collector
+// keeps no generation in tracking order (probes/import_marks.cpp then tells no import apart).
+// Untested: the CMake build refuses it ("Python 3.14" below says why).
+#ifdef Py_GIL_DISABLED
+inline constexpr bool kFreeThreaded = true;
+#else
+inline constexpr bool kFreeThreaded = false;
+#endif
 
 // Owning pointer for raw C-API references: releases with Py_XDECREF.
 struct DecRef {
@@ -40,6 +51,26 @@ inline OwnedRef codeQualifiedName(PyObject* code) {
     return own(PyObject_GetAttrString(code, "co_qualname"));
 #else
     return own(PyObject_GetAttrString(code, "co_name"));
+#endif
+}
+
+// Borrowed reference: the same name read from the struct's field (no call, no exception set).
+inline PyObject* codeQualifiedNameField(PyCodeObject* code) {
+#if PY_VERSION_HEX >= 0x030B0000
+    return code->co_qualname;
+#else
+    return code->co_name;
+#endif
+}
+
+// An embedded interpreter loads the standard modules from their files, not from the copies frozen
+// into libpython (PyConfig.use_frozen_modules, 3.11+; 3.10 has no such setting). Why:
+// lib/python/interpreter.cpp.
+inline void loadStandardModulesFromFiles(PyConfig& config) {
+#if PY_VERSION_HEX >= 0x030B0000
+    config.use_frozen_modules = 0;
+#else
+    (void)config;
 #endif
 }
 
@@ -191,5 +222,105 @@ inline Py_ssize_t longSizeof(PyObject* number) {
 inline bool isGcTracked(PyObject* object) {
     return hasGcHeader(object) && PyObject_GC_IsTracked(object);
 }
+
+
+// ---------------------------------------------------------------------------------------------
+// Python 3.14 (not supported yet: CMakeLists.txt refuses it, and any free-threaded build, unless
+// -DLEAKGATE_ALLOW_UNTESTED_PYTHON=ON; docs/definitions.md, "What a Python 3.14 run would
+// change", says what each measurement would read). Checked against CPython's documentation: What's
+// New In Python 3.14 ("Garbage collection"), the gc module's documentation, the C API's "Object
+// Protocol" and "Memory Management" pages, and PEP 703 ("Deferred Reference Counting",
+// "Generations", "Stop-the-World", "Memory Management"). Nothing below is built or run on 3.14.
+//
+// The cyclic collector of the default build depends on the patch release, not on the headers: a
+// build against 3.14 headers runs with whatever 3.14.x libpython is installed, so a check would
+// read Py_Version at run time (3.11+), never PY_VERSION_HEX.
+//  - 3.14.0 to 3.14.4 shipped the incremental collector (What's New In Python 3.14, "Garbage
+//    collection"): two generations, young and old; gc.collect(1) collects the young generation
+//    and an increment of the old one; gc.get_objects(1) returns no objects; what survives a
+//    young collection goes to the old generation, which gc.get_objects(2) lists. gc.collect()
+//    (generation 2) is still a full collection, and each collection still adds one to one
+//    generation's count in gc.get_stats() (0, 1 or 2, as asked).
+//  - 3.14.5 went back to 3.13's generational collector ("reverted back to the generational GC
+//    from 3.13" after reports of memory pressure, same section): everything below about
+//    generations reads as on 3.13 there. The incremental design is proposed again, through a
+//    PEP, for a later version.
+// What that does to leakgate on 3.14.0 to 3.14.4:
+//  - measure()'s reads 0, 2 and 3 (probes/measurement.cpp; scan and gate): full collections, so
+//    the sentinels' verdicts, frame cycles, cycles without a frame and retained frames there are
+//    unchanged. The regions differ (package/native.cpp, below).
+//  - lib/workloads/scalar_cases.cpp, collectYoungGarbage() and cycleShapesLeftBy(): collect(0)
+//    still finds the calls' cycles (all young under gc.disable()), but the collect(1) after it,
+//    meant to free what DEBUG_SAVEALL kept (now old, not generation 1), is an increment that may
+//    not reach it (the first increment of a scan only marks): those cycles would stay, and the
+//    net blocks of the collection, hence the "retained" figures, would count them. The code
+//    would collect generation 2 there instead (a full collection: slower on a large heap) when
+//    the collector is the incremental one.
+//  - probes/retained_frame_probe.cpp, youngObjects() (generations 0 and 1), which a region reads
+//    at its start and at read 2 (inGarbage), after read 2's generation-0 collection: on 3.13 the
+//    body's surviving frames are in generation 1 then; on 3.14.0 to 3.14.4 a young collection
+//    moves its survivors to the old generation (gc.get_objects(2)), so read 2 would find none of
+//    them and the region's retained-frame check would pass where 3.13 fails. The code would read
+//    generation 2 there too, less what the region's start kept (package/native.cpp holds it).
+//  - probes/import_marks.cpp: the young generation is still one list in tracking order, emptied
+//    by read 0's full collection: unchanged.
+//  - probes/gc_guard_probe.cpp: collections are counted as before (one per call, in the
+//    generation asked); gc.get_threshold() has other meanings (compared only with itself).
+//  - package/native.cpp, the regions of the API and the pytest plugin (not this file's to
+//    change; its owner has to weigh it): kOutermost collects generation 1 at the region's start
+//    and at read 3, generation 0 at read 2. There generation 1 is an increment: read 3 may leave
+//    the cycles read 2 saved unfreed (in the old generation now), so what "one collection freed"
+//    (the device-memory witnesses) reads less, and the cycles stay for a later collection; the
+//    region's reads of collector::objects(1) are empty, and objects(2) holds what young
+//    collections kept, not only what is older than the region.
+//
+// The free-threaded build (3.14t; PEP 779 made it supported in 3.14, Py_GIL_DISABLED):
+//  - one generation (PEP 703, "Generations"): every collection walks the whole heap whatever
+//    generation is asked (it still counts in that generation's gc.get_stats() entry), and
+//    gc.get_objects(generation) ignores the generation and lists every object in the
+//    allocator's heap order, not in tracking order. So: collectYoungGarbage() counts the whole
+//    heap's unreachable cycles and costs a full walk per run; youngObjects() and the region's
+//    objects(0/1/2) return the whole heap each; import_marks.cpp cannot tell an import's objects
+//    apart (kFreeThreaded: it marks the reading unknown, as for a reordered list).
+//  - reference counts (PEP 703, "Reference Counting"): Py_REFCNT adds a thread-local and a
+//    shared count; objects with deferred reference counting (top-level functions, code objects,
+//    modules, methods, heap types) are not counted for references from interpreter stacks and
+//    "can only be deallocated during garbage collection cycles"; an object released by a thread
+//    other than its owner may wait in the owner's queue until that thread runs or a collection
+//    merges it. The scanner's "references from outside the graph" (Py_REFCNT minus the graph's
+//    own: lib/scanner/object_graph.cpp, explain.cpp's ownWhatContainersHold, the retained-frame
+//    probe's `external`) is wrong for deferred objects, whose counts "no longer reflect the true
+//    number of references" (PEP 703), and a sentinel held only by a deferred object (a
+//    module-level function's defaults) is freed at read 2's collection: read 1 would say
+//    freed-by-gc-only where the default build says freed-by-refcount. isImmortal() holds
+//    (_Py_IsImmortal knows the free-threaded layout; 3.14 also has PyUnstable_IsImmortal()).
+//  - no GIL: the scanner walks tp_traverse over live objects while other threads may mutate
+//    them; on 3.14t it would need the world stopped (as gc.get_objects() does) or the program's
+//    threads joined. probes/allocation_counter.cpp already counts every domain atomically
+//    there; its wrappers delegate to the installed allocators, which PEP 703 ("Memory
+//    Management") requires of PyMem_SetAllocator hooks in that build.
+//  - the extension module (package/native.cpp) declares no Py_mod_gil slot, so importing it into
+//    3.14t enables the GIL for the process, with a RuntimeWarning (Python HOWTOs, "C API
+//    Extension Support for Free Threading"); its owner would declare py::mod_gil_not_used()
+//    (pybind11 2.13+) once the above holds. Debian's pybind11 2.10.3 predates both 3.14 and free
+//    threading; a 3.14 build would take a newer one from PyPI (cmake/dependencies.cmake finds it).
+//
+// Both builds of 3.14:
+//  - reference counts: "Starting with Python 3.14, the interpreter internally avoids some
+//    reference count modifications when loading objects onto the operands stack by borrowing
+//    references" (C API, Object Protocol, PyUnstable_Object_IsUniqueReferencedTemporary):
+//    Py_REFCNT can be below the true number of references for objects on the value stacks of
+//    frames running at the read (leakgate's own, at reads 1 to 3). The footprint may then count
+//    an untracked object as owned by the pinned objects although a running frame also holds it.
+//  - frames: f_locals is the write-through proxy of PEP 667 as on 3.13 (frameLocals() above);
+//    frames are tracked when their call ends and something keeps them, as from 3.11
+//    (kFramesTrackedWhenRetained). PyFrame_GetBack/PyFrame_GetCode are unchanged.
+//  - the struct fields read here (co_qualname, co_filename, tp_dict, d_method, PyListObject's
+//    allocated) keep their 3.13 layout in 3.14's headers as far as the accessors above use them;
+//    _PyType_Lookup (lib/scanner/payloads.cpp, a private function) is still exported, and its
+//    borrowed result is only compared with null there, which stays safe on 3.14t.
+//  - PyWeakref_GetObject (the 3.10 to 3.12 branch of weakrefIsAlive()) is deprecated for removal
+//    in 3.15; 3.14 takes the PyWeakref_GetRef branch.
+// ---------------------------------------------------------------------------------------------
 
 } // namespace leakgate::python

@@ -1,6 +1,7 @@
 #include "lib/python/interpreter.h"
 
 #include "leakgate/errors.h"
+#include "lib/python/compat.h"
 
 #include <fmt/format.h>
 
@@ -30,13 +31,11 @@ Interpreter::Interpreter(const Environment& env, const std::vector<std::string>&
     setString(config, &config.exec_prefix, env.execPrefix);
     setString(config, &config.base_prefix, env.basePrefix);
     setString(config, &config.base_exec_prefix, env.baseExecPrefix);
-#if PY_VERSION_HEX >= 0x030B0000
     // With the search path given, getpath leaves sys._stdlib_dir empty (it is computed only where
     // getpath computes the path), and the standard modules frozen into 3.11+ (abc, os, codecs...)
     // then have no __file__, which the interpreter itself gives them: torch 2.1 and 2.2 read
     // abc.__file__ on every torch.compile. Loaded from their files instead, they have it.
-    config.use_frozen_modules = 0;
-#endif
+    loadStandardModulesFromFiles(config);
     // No bytecode caches written: a gate or a scan leaves no __pycache__ folder beside the files it
     // imports (the user's, or leakgate's own data), and an import measures the same in every run.
     // Caches already there are still read.

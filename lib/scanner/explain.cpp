@@ -181,6 +181,7 @@ std::unordered_set<PyObject*> setPinnedChain(Finding& finding, PyObject* culprit
     OwnedRef frame = own(Py_NewRef(culprit));
     while (frame) {
         seen.insert(frame.get());
+        if (isLauncherFrame(frame.get())) break;
         if (isHarnessFrame(frame.get()) && frame.get() != culprit) {
             ++finding.harnessFrames;
         } else {
@@ -234,7 +235,7 @@ void setPinnedFrames(Finding& finding, const ObjectGraph& garbage, NodeId culpri
         finding.frames[i].heldBy = "f_back";
     walkFrom(garbage, culpritNode, [&](NodeId node, NodeId next) {
         PyObject* object = garbage.object(next);
-        if (!PyFrame_Check(object) || listed.contains(object)) return;
+        if (!PyFrame_Check(object) || listed.contains(object) || isLauncherFrame(object)) return;
         listed.insert(object);
         if (isHarnessFrame(object)) {
             ++finding.harnessFrames;
@@ -1269,13 +1270,8 @@ std::optional<FrameInfo> cellOwnerBinding(PyObject* frame, PyObject* code, const
     if (outer && PyCode_Check(outer.get())) {
         if (std::optional<int> line = bindingLine(outer.get(), name)) {
             auto* owner = reinterpret_cast<PyCodeObject*>(outer.get());
-#if PY_VERSION_HEX >= 0x030B0000
-            PyObject* qualified = owner->co_qualname;
-#else
-            PyObject* qualified = owner->co_name;
-#endif
-            const char* function = PyUnicode_AsUTF8(qualified);
-            const char* file = PyUnicode_AsUTF8(owner->co_filename);
+            const char* function = PyUnicode_AsUTF8(python::codeQualifiedNameField(owner));
+            const char* file = PyUnicode_AsUTF8(python::codeFilename(owner));
             if (function && file) where = FrameInfo{function, file, *line};
         }
     }

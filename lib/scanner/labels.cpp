@@ -386,6 +386,22 @@ bool isHarnessFrame(PyObject* frame) {
     return file && isHarnessFile(file);
 }
 
+namespace {
+std::string& launcherFile() {
+    static std::string file;
+    return file;
+}
+} // namespace
+
+void setLauncherFile(const std::string& file) {
+    launcherFile() = file;
+}
+
+bool isLauncherFrame(PyObject* frame) {
+    const char* file = frameFileName(frame);
+    return file && !launcherFile().empty() && launcherFile() == file;
+}
+
 bool isStandardLibraryFrame(PyObject* frame) {
     const char* file = frameFileName(frame);
     return file && isStandardLibraryFile(file);

@@ -40,6 +40,11 @@ bool isImportMachineryFrame(PyObject* frame);
 bool isStandardLibraryFile(std::string_view file);
 bool isStandardLibraryFrame(PyObject* frame);
 void addHarnessFile(const std::string& file);
+// The file of the frame a worker started from where an interpreter runs it (lib/worker/boot.py):
+// the bottom of every stack of that worker, running while the reads run, so never pinned by what
+// the code under test keeps. A finding neither lists nor counts it.
+void setLauncherFile(const std::string& file);
+bool isLauncherFrame(PyObject* frame);
 
 // The free variable names of a function's code (for "closure cell `x`").
 std::string freeVariableName(PyObject* function, Py_ssize_t index);

@@ -1,6 +1,7 @@
 #include "lib/worker/client.h"
 
 #include "leakgate/errors.h"
+#include "lib/base/data_dir.h"
 #include "lib/base/log.h"
 #include "lib/base/subprocess.h"
 #include "lib/worker/main.h"
@@ -19,6 +20,8 @@ std::string selfExecutable() {
     return std::filesystem::read_symlink("/proc/self/exe").string();
 }
 
+std::string g_extensionModule; // set before any worker starts; empty: the binary's worker mode
+
 // A fresh token per worker: the one result it sends starts with it, so nothing else written to
 // the channel is taken for a result.
 std::string resultToken() {
@@ -31,6 +34,26 @@ std::string resultToken() {
     return token;
 }
 
+} // namespace
+
+void startWorkersThroughInterpreter(std::string module) {
+    g_extensionModule = std::move(module);
+}
+
+std::vector<std::string> workerCommand(const workloads::WorkerSpec& spec, int specFd, const std::string& token) {
+    if (g_extensionModule.empty()) return {selfExecutable(), kWorkerMode, std::to_string(specFd), token};
+    std::vector<std::string> argv{spec.environment.executable, "-B"};
+    // As the embedded interpreter does (lib/python/interpreter.cpp): the standard modules load from
+    // their files, with their __file__. 3.10 has no frozen modules and would keep the -X option.
+    const std::string& version = spec.environment.version;
+    if (!version.starts_with("3.10.")) argv.insert(argv.end(), {"-X", "frozen_modules=off"});
+    const std::string boot = (dataDir() / "lib/worker/boot.py").string();
+    argv.insert(argv.end(), {boot, g_extensionModule, std::to_string(specFd), token});
+    return argv;
+}
+
+namespace {
+
 // The worker process itself, and what came back from it: one result per workload of its chain.
 std::vector<WorkloadResult> runWorkerProcess(const WorkerRequest& request) {
     std::vector<std::string> chain{request.spec.workload};
@@ -38,7 +61,7 @@ std::vector<WorkloadResult> runWorkerProcess(const WorkerRequest& request) {
     ProcessSpec spec;
     const std::string token = resultToken();
     // The spec travels on a descriptor, not in argv: no 128 KiB limit, any byte of a path kept.
-    spec.argv = {selfExecutable(), kWorkerMode, std::to_string(kInputFd), token};
+    spec.argv = workerCommand(request.spec, kInputFd, token);
     spec.input = workloads::serialize(request.spec);
     spec.timeout = request.timeout * static_cast<int>(chain.size());
     spec.resultPipe = true;

@@ -2,10 +2,8 @@
 
 #include "leakgate/errors.h"
 #include "lib/base/subprocess.h"
-#include "lib/python/interpreter.h"
 #include "lib/worker/registry.h"
 #include "lib/workloads/harness_loader.h"
-#include "probes/leakgate_module.h"
 #include "probes/probe.h"
 #include "probes/sentinel_probe.h"
 
@@ -230,7 +228,7 @@ WorkloadResult runOne(const workloads::WorkerSpec& spec, bool first) {
 
 } // namespace
 
-int workerMain(const std::string& specFd, const std::string& token) {
+int runWorker(const std::string& specFd, const std::string& token, const StartInterpreter& start) {
     const int channel = hideResultChannel();
     watchParent();
     const workloads::WorkerSpec spec = workloads::parseWorkerSpec(readSpec(specFd));
@@ -246,9 +244,8 @@ int workerMain(const std::string& specFd, const std::string& token) {
         chain.push_back(chain.front());
         chain.back().workload = next;
     }
-    probes::registerLeakgateModule();
     {
-        python::Interpreter interpreter(spec.environment, spec.argv);
+        std::shared_ptr<void> interpreter = start(spec);
         probes::Session session; // ends before the interpreter does
         // One after another in one interpreter: each measurement collects what was garbage before
         // it and takes its probes' first readings at its own start (probes/measurement.h), so

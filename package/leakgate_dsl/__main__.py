@@ -1,26 +1,26 @@
-"""`leakgate-dsl` and `python -m leakgate_dsl`: the leakgate CLI installed with this package
-(bin/leakgate beside this file, which embeds the interpreter it was built for and finds its data
-in share/leakgate beside it). Replaces this process, so exit codes and signals are the CLI's."""
+"""`leakgate-dsl` and `python -m leakgate_dsl`: the leakgate CLI, run in this process by the
+extension module (leakgate_dsl._native, which links no libpython: the wheel has no binary of its
+own). Its workers are this environment's interpreter loading that module; its data is
+share/leakgate beside it. Exit codes are the CLI's."""
 
 import os
 import sys
 
 
-def binary() -> str:
-    return os.path.join(os.path.dirname(os.path.abspath(__file__)), "bin", "leakgate")
-
-
 def main() -> None:
-    path = binary()
-    if not os.access(path, os.X_OK):
-        sys.exit(f"leakgate-dsl: the CLI is missing from this installation ({path})")
-    # Without --python the CLI runs its workers in this interpreter's environment (this venv), not
-    # in the one the package was built with.
-    env = dict(os.environ)
-    env.setdefault("LEAKGATE_DEFAULT_PYTHON", sys.executable)
+    try:
+        from leakgate_dsl import _native
+    except ImportError as error:
+        sys.exit(f"leakgate-dsl: the extension module of this installation does not load: {error}")
+    # Without --python the CLI runs its workers in this interpreter's environment (this venv).
+    os.environ.setdefault("LEAKGATE_DEFAULT_PYTHON", sys.executable)
     sys.stdout.flush()
     sys.stderr.flush()
-    os.execve(path, ["leakgate", *sys.argv[1:]], env)
+    name = os.path.basename(sys.argv[0])
+    if name in ("__main__.py", "-m", ""):  # python -m leakgate_dsl
+        name = "leakgate-dsl"
+    code = _native._cli([name, *sys.argv[1:]])
+    sys.exit(code)
 
 
 if __name__ == "__main__":

@@ -29,7 +29,9 @@ def test_the_package_is_the_installed_one_not_the_source_tree():
     assert not str(PACKAGE).startswith(str(SOURCE) + os.sep), PACKAGE
     inside = [p for p in sys.path if p and os.path.realpath(p).startswith(str(SOURCE) + os.sep)]
     assert not inside, inside  # nothing of the source tree is importable
-    assert (PACKAGE / "bin/leakgate").is_file()
+    # The wheel's CLI is the extension module: no binary, no libleakgate.so, no libpython linked.
+    assert not (PACKAGE / "bin").exists()
+    assert not (PACKAGE / "lib").exists()
     assert (PACKAGE / "share/leakgate/lib/workloads/harness.py").is_file()
     assert leakgate_dsl._native.__file__.startswith(str(PACKAGE))
     assert leakgate_dsl.__version__

@@ -1,5 +1,6 @@
 #include "lib/report/writers/html.h"
 
+#include "lib/base/log.h"
 #include "lib/report/rules.h"
 #include "lib/report/units.h"
 #include "lib/report/writers/junit.h"
@@ -910,10 +911,10 @@ std::string packagesUnderTest(const Report& report) {
 std::string formatHtml(const Report& report) {
     const int exitCode = static_cast<int>(report.exitCode());
     std::string out = kHead;
-    out += fmt::format("<title>leakgate {}: exit {}</title>\n", esc(report.command), exitCode);
+    out += fmt::format("<title>{} {}: exit {}</title>\n", esc(log::programName()), esc(report.command), exitCode);
     out += kStyle;
     out += "</head>\n<body>\n";
-    out += fmt::format("<header><h1>leakgate {}</h1>", esc(report.command));
+    out += fmt::format("<header><h1>{} {}</h1>", esc(log::programName()), esc(report.command));
     out += fmt::format(
         R"(<p class="meta">{} &middot; leakgate {} &middot; Python {} <code>{}</code></p>)",
         esc(writtenAt()), LEAKGATE_VERSION, esc(report.pythonVersion), esc(report.pythonExecutable));
@@ -1102,10 +1103,10 @@ std::string formatBisectHtml(const BisectReport& report) {
     const int exitCode = static_cast<int>(report.exitCode());
     const std::string package = bisectPackage(report);
     std::string out = kHead;
-    out += fmt::format("<title>leakgate bisect {}: exit {}</title>\n", esc(package), exitCode);
+    out += fmt::format("<title>{} bisect {}: exit {}</title>\n", esc(log::programName()), esc(package), exitCode);
     out += kStyle;
     out += "</head>\n<body>\n";
-    out += fmt::format("<header><h1>leakgate bisect <code>{}</code></h1>", esc(package));
+    out += fmt::format("<header><h1>{} bisect <code>{}</code></h1>", esc(log::programName()), esc(package));
     out += fmt::format(
         R"(<p class="meta">{} &middot; leakgate {} &middot; target <code>{}</code> &middot; Python {}{}</p>)",
         esc(writtenAt()), LEAKGATE_VERSION, esc(report.target), esc(report.pythonVersion),

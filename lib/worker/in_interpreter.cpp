@@ -13,6 +13,8 @@
 #include <fmt/format.h>
 #include <pybind11/pybind11.h>
 
+#include <algorithm>
+#include <iterator>
 #include <string_view>
 
 namespace leakgate::worker {
@@ -42,17 +44,14 @@ int workerMainInInterpreter(const std::string& specFd, const std::string& token)
             path.append(python::fsText(entry));
         sys.attr("path") = path;
         // boot.py's own names (and __file__) leave __main__, which then holds what a fresh interpreter's does.
+        static constexpr std::string_view kKept[] = {"__name__",   "__doc__",  "__package__",
+                                                     "__loader__", "__spec__", "__annotations__",
+                                                     "__builtins__"};
         py::dict main = py::module_::import("__main__").attr("__dict__");
         py::list keys = main.attr("keys")();
         for (py::handle key : keys) {
-            const std::string name = python::textOf(key.ptr());
-            static constexpr std::string_view kKept[] = {"__name__",   "__doc__",  "__package__",
-                                                         "__loader__", "__spec__", "__annotations__",
-                                                         "__builtins__"};
-            bool kept = false;
-            for (std::string_view one : kKept)
-                kept = kept || name == one;
-            if (!kept) main.attr("pop")(key);
+            if (std::find(std::begin(kKept), std::end(kKept), python::textOf(key.ptr())) == std::end(kKept))
+                main.attr("pop")(key);
         }
         return std::shared_ptr<void>();
     });

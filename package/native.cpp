@@ -534,7 +534,8 @@ PYBIND11_MODULE(_native, module) {
         "Call `callable()` `calls` times from C, so that a region around it counts the callable's "
         "own allocations and not a Python loop's.");
     module.def("_cli", &leakgate::package::runCli, py::arg("argv"),
-               "Run the leakgate CLI with `argv` (argv[0] names the program); the exit code.");
+               "Run the leakgate CLI with `argv` (argv[0] names the program; bytes, or str that "
+               "encodes to UTF-8); the exit code.");
     module.def(
         "_worker_main",
         [module](const std::string& specFd, const std::string& token) {

@@ -101,24 +101,6 @@ if tree is not None:
     return function;
 }
 
-// The standard library's own files: the site of a cycle is the innermost frame outside it
-// (ctypes.cast is where a ctypes cycle is made, never what to change).
-bool inStandardLibrary(const std::string& file) {
-    static const std::vector<std::string> roots = [] {
-        std::vector<std::string> found;
-        try {
-            py::dict paths = py::module_::import("sysconfig").attr("get_paths")();
-            for (const char* key : {"stdlib", "platstdlib"})
-                if (paths.contains(key)) found.push_back(python::textOf(paths[key]) + "/");
-        } catch (py::error_already_set&) {
-            PyErr_Clear();
-        }
-        return found;
-    }();
-    for (const std::string& root : roots)
-        if (file.starts_with(root) && file.find("/site-packages/") == std::string::npos) return true;
-    return false;
-}
 
 // The fix that fits the shape: what the members' types and the cycle's edges say.
 std::string fixFor(const CycleShapeCount& shape) {
@@ -211,7 +193,7 @@ class CyclicGarbageProbe final : public Probe {
                                               : std::vector<FrameInfo>{};
             std::string where;
             for (const FrameInfo& frame : made) {
-                if (inStandardLibrary(frame.file)) continue;
+                if (scanner::isStandardLibraryFile(frame.file)) continue; // ctypes.cast is no site to change
                 finding.fixSite = frame;
                 where = fmt::format(", made at {}:{}", frame.file, frame.line);
                 break;

@@ -54,6 +54,11 @@ size_t mergeForeign(scanner::FrameCycles& cycles) {
                 fmt::format(" (found by {}, which the program started)", foreign.startedBy);
             cycles.findings.push_back(std::move(finding));
         }
+        for (Finding finding : foreign.cycles.atImport) { // judged with the read's own (atImport)
+            finding.summary +=
+                fmt::format(" (found by {}, which the program started)", foreign.startedBy);
+            cycles.atImport.push_back(std::move(finding));
+        }
         cycles.total.objects += foreign.cycles.total.objects;
         cycles.total.bytes += foreign.cycles.total.bytes;
         cycles.instances += foreign.cycles.instances;
@@ -69,6 +74,7 @@ size_t mergeForeign(scanner::FrameCycles& cycles) {
                 continue;
             }
             same->count += shape.count;
+            same->atImport += shape.atImport;
             if (shape.bytes) same->bytes = same->bytes.value_or(0) + *shape.bytes;
         }
         cycles.otherObjects += foreign.cycles.otherObjects;
@@ -107,9 +113,9 @@ class FrameCycleProbe final : public Probe {
         scanner::FrameCycles cycles =
             scanner::explainFrameCycles(graph, components, payloads.empty() ? nullptr : &payloads,
                                         imports_ && imports_->read ? &imports_->objects : nullptr);
-        atImport(cycles, result);
         size_t saved = garbage.size();
         saved += mergeForeign(cycles);
+        atImport(cycles, result);
         result.details["cyclic_garbage_objects"] = saved;
         auto& findings = cycles.findings;
         if (others_) {

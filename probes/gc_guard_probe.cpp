@@ -44,6 +44,8 @@ struct Watch {
     Py_ssize_t foreignFirst = 0;   // where that collection's garbage begins in the garbage list
     long long foreignCaptured = 0; // collections the program started whose garbage was explained
     std::vector<ForeignCollection> foreign;
+    ForeignCollectionListener* listener = nullptr; // the import marks (scan)
+    const PointerSet* madeAtImport = nullptr;      // its answer for the collection in progress
 };
 Watch g_watch;
 
@@ -104,6 +106,12 @@ void clearAsTheCollectorDoes(PyObject* list, Py_ssize_t first) {
 // explained, and the measurement is invalid (invalidity()).
 void explainForeignGarbage(Py_ssize_t collected) {
     g_watch.inForeign = false;
+    struct Ended { // the listener's answer stays valid until the garbage is explained (or not)
+        ~Ended() {
+            if (g_watch.listener) g_watch.listener->collectionEnds();
+            g_watch.madeAtImport = nullptr;
+        }
+    } ended;
     try {
         python::collector::setDebugFlags(g_watch.foreignDebug);
     } catch (py::error_already_set&) {
@@ -125,7 +133,9 @@ void explainForeignGarbage(Py_ssize_t collected) {
         collection.objects = static_cast<std::int64_t>(saved.size());
         bool explained = true;
         try {
-            collection.cycles = scanner::explainGarbage(saved);
+            const scanner::ObjectGraph graph = scanner::ObjectGraph::buildOver(saved);
+            collection.cycles = scanner::explainFrameCycles(graph, scanner::Components::find(graph),
+                                                            nullptr, g_watch.madeAtImport);
         } catch (py::error_already_set&) {
             PyErr_Clear();
             explained = false;
@@ -163,7 +173,14 @@ PyObject* onCollection(PyObject*, PyObject* args) {
             g_watch.foreignDebug = python::collector::debugFlags();
             g_watch.foreignFirst = PyList_GET_SIZE(g_watch.garbage);
             python::collector::setDebugFlags(g_watch.foreignDebug | python::GcDebugGuard::kSaveAll);
-            g_watch.inForeign = true;
+            g_watch.inForeign = true; // from here, "stop" ends it (collectionEnds included)
+            // The listener reads the collector's lists before this collection reorders them.
+            PyObject* generation = PyDict_Check(info) ? PyDict_GetItemString(info, "generation") : nullptr;
+            const long asked = generation ? PyLong_AsLong(generation) : 2;
+            PyErr_Clear();
+            if (g_watch.listener)
+                g_watch.madeAtImport =
+                    g_watch.listener->collectionStarts(asked < 0 || asked > 2 ? 2 : static_cast<int>(asked));
         } else if (g_watch.inForeign) {
             // With DEBUG_SAVEALL what the collection found goes to gc.garbage: "collected" and
             // "uncollectable" count it (roughly: see explainForeignGarbage).
@@ -278,6 +295,10 @@ class GcGuardProbe final : public Probe {
 
 void watchGc() {
     collector::capture();
+    // The standard library's directories, which explaining a collection of the program's reads:
+    // read now, so that sysconfig fills its cache of variables before the program runs, not as
+    // growth of the program's (held-growth).
+    (void)scanner::isStandardLibraryFile("");
     py::module_ gc = collector::module();
     collector::disable();
     g_watch.enabledAt.clear();
@@ -328,6 +349,11 @@ void collect(int generation) {
 
 void explainForeignCollections(bool on) {
     g_watch.explainForeign = on;
+}
+
+void listenToForeignCollections(ForeignCollectionListener* listener) {
+    g_watch.listener = listener;
+    g_watch.madeAtImport = nullptr;
 }
 
 const std::vector<ForeignCollection>& foreignCollections() {

@@ -66,7 +66,21 @@ struct ImportTime {
     std::int64_t imports = 0; // import statements that loaded modules
     std::string unknown;      // why no object could be told apart ("" when they were)
 };
-// Places the marks (no check of its own): must come before the probes that read `time`.
+// Told of each collection the program starts while its garbage is explained
+// (explainForeignCollections): collectionStarts(generation) comes before the collector moves
+// anything and answers the objects an import made among those that collection can free (or
+// null), valid until collectionEnds(), which comes once that garbage was explained. One at a
+// time: a new one replaces the last; null removes it.
+class ForeignCollectionListener {
+  public:
+    virtual ~ForeignCollectionListener() = default;
+    virtual const PointerSet* collectionStarts(int generation) = 0;
+    virtual void collectionEnds() = 0;
+};
+void listenToForeignCollections(ForeignCollectionListener* listener);
+// Places the marks (no check of its own): must come before the probes that read `time`. It also
+// tells the gc watch which objects of a collection the program starts an import made, so that
+// what such a collection finds is judged as the final read's garbage is (listens as above).
 std::unique_ptr<Probe> makeImportMarksProbe(std::shared_ptr<ImportTime> time);
 // Explains every frame cycle in the saved garbage (check `frame-cycle`); `others`, when given,
 // gets the cycles no frame closes. With `imports`, a frame cycle made while a module was imported

@@ -30,6 +30,15 @@ inline OwnedRef own(PyObject* newReference) {
     return OwnedRef(newReference);
 }
 
+// Whether a collection keeps the collector's lists in tracking order for what it does not free:
+// on 3.10 to 3.13 (CPython's gc.c) a collection only removes objects from a generation's list,
+// moves some to its end (those it first thought unreachable) and appends whole lists to older
+// ones, so an object found between two that stayed alive and tracked (the import marks) was
+// tracked between them (probes/import_marks.cpp reads every generation after the program's own
+// collections). Not on 3.14's incremental collector, which moves objects between its spaces in
+// the order it reaches them, nor on a free-threaded build.
+inline constexpr bool kCollectionsKeepTrackingOrder = PY_VERSION_HEX < 0x030E0000 && !kFreeThreaded;
+
 // Whether a frame object enters the collector's lists only when its call ended and something
 // still holds it (CPython's take_ownership tracks it then, in the youngest generation): 3.11 on.
 // On 3.10 a generator's frame is tracked from the generator's creation.
@@ -267,7 +276,11 @@ inline bool isGcTracked(PyObject* object) {
 //    them and the region's retained-frame check would pass where 3.13 fails. The code would read
 //    generation 2 there too, less what the region's start kept (package/native.cpp holds it).
 //  - probes/import_marks.cpp: the young generation is still one list in tracking order, emptied
-//    by read 0's full collection: unchanged.
+//    by read 0's full collection: unchanged while the program collects nothing. After a
+//    collection of the program's, the marks are read in every generation
+//    (kCollectionsKeepTrackingOrder); an increment moves what it reaches into the visited space
+//    in the order it reaches it, so that reading is refused there (the constant is false), and
+//    what such a collection finds is told apart only at its start, as on 3.13.
 //  - probes/gc_guard_probe.cpp: collections are counted as before (one per call, in the
 //    generation asked); gc.get_threshold() has other meanings (compared only with itself).
 //  - package/native.cpp, the regions of the API and the pytest plugin (not this file's to

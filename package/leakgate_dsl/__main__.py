@@ -19,7 +19,9 @@ def main() -> None:
     name = os.path.basename(sys.argv[0])
     if name in ("__main__.py", "-m", ""):  # python -m leakgate_dsl
         name = "leakgate-dsl"
-    code = _native._cli([name, *sys.argv[1:]])
+    # As bytes, as the program got them: a file name that is not UTF-8 comes as surrogate escapes,
+    # which no str of the C++ side holds.
+    code = _native._cli([os.fsencode(arg) for arg in (name, *sys.argv[1:])])
     sys.exit(code)
 
 

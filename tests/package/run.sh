@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The Python package's tests for one CPython, as a user gets the package: build the wheel, tag it
 # manylinux with auditwheel, install it into a fresh venv, run tests/package from a directory
-# outside the source tree; for 3.11, also install and run it on a bare Debian root (bare_root.sh).
+# outside the source tree and the fault matrix against its CLI; for 3.11, also install and run it
+# on a bare Debian root (bare_root.sh).
 #
 #   tests/package/run.sh PYTHON [--sdist]
 # --sdist: `python -m build` (an sdist, then the wheel from that sdist, from scratch, with this
@@ -59,3 +60,8 @@ fi
 cp -r "$root/tests/package" "$work/tests"
 cd "$work/tests"
 LEAKGATE_SOURCE="$root" LEAKGATE_WHEEL="$wheel" "$work/venv/bin/python" -m pytest -p no:cacheprovider -rs .
+# The fault matrix against the CLI a wheel user runs (leakgate-dsl: the extension module's CLI in
+# the interpreter's process, its workers the venv's interpreter), as faults.matrix runs it against
+# the binary.
+"$work/venv/bin/python" "$root/tests/faults/run_faults.py" --leakgate "$work/venv/bin/leakgate-dsl" |
+    grep -v "^ok "

@@ -63,11 +63,13 @@ bool programUsesCuda() {
 }
 
 // What a program that placed no sentinel holds on the device, by each witness it has: the
-// driver's count of the whole device, torch's caching allocator, CuPy's pool.
+// driver's count of the whole device, torch's caching allocator, CuPy's pool, and the CUDA graph
+// memory pool (what graphs' allocation nodes hold: a graph kept by a cycle keeps it).
 struct ProgramReading {
     std::optional<std::int64_t> used;  // cuMemGetInfo
     std::optional<std::int64_t> torch; // torch.cuda.memory_allocated()
     std::optional<std::int64_t> cupy;  // cupy's default pool
+    std::optional<std::int64_t> graphs; // cuDeviceGetGraphMemAttribute(USED_MEM_CURRENT)
 };
 
 ProgramReading readProgram() {
@@ -77,6 +79,7 @@ ProgramReading readProgram() {
     } catch (std::exception&) {
         reading.used.reset(); // the torch and CuPy counts still witness
     }
+    reading.graphs = cuda::Driver::get().graphMemoryUsed();
     try {
         if (auto torch = readTorch()) reading.torch = torch->allocated;
     } catch (py::error_already_set&) {
@@ -259,6 +262,11 @@ class DeviceMemoryProbe final : public Probe {
         witness("torch.cuda.memory_allocated()", "torch_allocated", before.torch, after.torch,
                 kAllocatorThreshold);
         witness("CuPy's pool", "cupy_used", before.cupy, after.cupy, kAllocatorThreshold);
+        // The pool's count is the driver's own, exact for this process's graphs: said where a
+        // graph held any memory at either read.
+        if (before.graphs.value_or(0) > 0 || after.graphs.value_or(0) > 0)
+            witness("the CUDA graph memory pool", "graph_pool_used", before.graphs, after.graphs,
+                    kAllocatorThreshold);
         witness("cuMemGetInfo (the whole device)", "meminfo_used", before.used, after.used,
                 kMemInfoTolerance);
         details["freed_by_collection"] = freed;

@@ -59,6 +59,8 @@ void Driver::load() {
     }
     LEAKGATE_CUDA_FUNCTIONS(LEAKGATE_CUDA_RESOLVE)
 #undef LEAKGATE_CUDA_RESOLVE
+    api_.cuDeviceGetGraphMemAttribute = reinterpret_cast<decltype(api_.cuDeviceGetGraphMemAttribute)>(
+        library_->symbol("cuDeviceGetGraphMemAttribute"));
 
     auto fail = [&](CUresult result, const char* call) {
         reason_ = fmt::format("{} failed: {}", call, describe(api_, result));
@@ -107,6 +109,15 @@ MemInfo Driver::memInfo() const {
     return {static_cast<std::int64_t>(freeBytes), static_cast<std::int64_t>(totalBytes)};
 }
 
+std::optional<std::int64_t> Driver::graphMemoryUsed() const {
+    if (!available_ || !api_.cuDeviceGetGraphMemAttribute) return std::nullopt;
+    cuuint64_t used = 0;
+    if (api_.cuDeviceGetGraphMemAttribute(ordinal_, CU_GRAPH_MEM_ATTR_USED_MEM_CURRENT, &used) !=
+        CUDA_SUCCESS)
+        return std::nullopt;
+    return static_cast<std::int64_t>(used);
+}
+
 DeviceBuffer::DeviceBuffer(std::size_t bytes) : bytes_(bytes) {
     Driver& driver = Driver::get();
     if (!driver.available()) throw CudaError(driver.unavailableReason());
@@ -137,6 +148,10 @@ void Driver::check(CUresult, const char* call) const {
 
 MemInfo Driver::memInfo() const {
     throw CudaError(reason_);
+}
+
+std::optional<std::int64_t> Driver::graphMemoryUsed() const {
+    return std::nullopt;
 }
 
 DeviceBuffer::DeviceBuffer(std::size_t) {

@@ -63,6 +63,8 @@ struct DriverApi {
 #define LEAKGATE_CUDA_POINTER(name) decltype(&::name) name = nullptr;
     LEAKGATE_CUDA_FUNCTIONS(LEAKGATE_CUDA_POINTER)
 #undef LEAKGATE_CUDA_POINTER
+    // Optional (a driver of CUDA 11.4 on): null where the driver has no such entry.
+    decltype(&::cuDeviceGetGraphMemAttribute) cuDeviceGetGraphMemAttribute = nullptr;
 };
 
 #else
@@ -107,6 +109,11 @@ class Driver {
     // Throws CudaError naming `call` when `result` is not CUDA_SUCCESS.
     void check(CUresult result, const char* call) const;
     MemInfo memInfo() const;
+    // The device memory CUDA graphs' allocation nodes hold on the device (the graph memory pool:
+    // cuDeviceGetGraphMemAttribute, CU_GRAPH_MEM_ATTR_USED_MEM_CURRENT), freed when the graph that
+    // allocated it is destroyed or frees it; nullopt where the driver has no such entry, the call
+    // fails or the driver is not available. Never throws.
+    std::optional<std::int64_t> graphMemoryUsed() const;
 
     Driver(const Driver&) = delete;
     Driver& operator=(const Driver&) = delete;

@@ -6,6 +6,8 @@
 // Behaviour from the environment, read by cuInit:
 //   LEAKGATE_FAKE_CUDA_INIT=N     cuInit returns CUresult N (100: CUDA_ERROR_NO_DEVICE)
 //   LEAKGATE_FAKE_CUDA_DEVICES=N  cuDeviceGetCount reports N devices (default 1)
+// The graph memory pool is a count that the tests move with leakgate_fake_graph_memory(delta), an
+// entry of this fake only: what a graph's allocation nodes would hold.
 #include <cuda.h>
 
 #include <cstdlib>
@@ -21,6 +23,7 @@ constexpr size_t kTotalBytes = size_t{80} << 30;
 std::mutex mutex;
 std::map<CUdeviceptr, size_t> allocations; // guarded by mutex
 size_t allocatedBytes = 0;                 // guarded by mutex
+long long graphPoolBytes = 0;              // guarded by mutex
 int deviceCount = 1;
 int primaryContext = 0; // its address is the context handle
 bool initialised = false;
@@ -193,6 +196,20 @@ CUresult CUDAAPI cuLaunchKernel(CUfunction function, unsigned, unsigned, unsigne
     CUdeviceptr out = *static_cast<CUdeviceptr*>(params[0]);
     std::memcpy(reinterpret_cast<void*>(out), params[1], echoBytes(fake->name));
     return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuDeviceGetGraphMemAttribute(CUdevice, CUgraphMem_attribute attribute, void* value) {
+    if (!value) return CUDA_ERROR_INVALID_VALUE;
+    if (attribute != CU_GRAPH_MEM_ATTR_USED_MEM_CURRENT && attribute != CU_GRAPH_MEM_ATTR_RESERVED_MEM_CURRENT)
+        return CUDA_ERROR_INVALID_VALUE;
+    std::lock_guard<std::mutex> lock(mutex);
+    *static_cast<cuuint64_t*>(value) = static_cast<cuuint64_t>(graphPoolBytes);
+    return CUDA_SUCCESS;
+}
+
+void leakgate_fake_graph_memory(long long delta) {
+    std::lock_guard<std::mutex> lock(mutex);
+    graphPoolBytes += delta;
 }
 
 } // extern "C"

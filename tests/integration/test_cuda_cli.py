@@ -143,9 +143,9 @@ class WithTheFakeDriver(unittest.TestCase):
 SCAN_SCRIPT = os.path.join(HERE, "..", "..", "fixtures", "cuda", "scan_device_sentinel_in_cycle.py")
 
 
-def scan(script, **env):
+def scan(script, *args, **env):
     environment = dict(os.environ, **env)
-    run = subprocess.run([LEAKGATE, "scan", "--quiet", "--json", "-", "--", script], capture_output=True,
+    run = subprocess.run([LEAKGATE, "scan", "--quiet", "--json", "-", "--", script, *args], capture_output=True,
                          text=True, timeout=300, env=environment)
     try:
         return run.returncode, json.loads(run.stdout)
@@ -186,6 +186,27 @@ class ScanOfAScriptsOwnSentinels(unittest.TestCase):
         self.assertEqual(sum("and 64.0 MiB (67108864 bytes) of device memory" in line for line in pins), 1, text)
         # the device memory counts in the order of the findings: train_step's first
         self.assertEqual(report["findings"][0]["frames"][0]["function"], "train_step")
+
+    def test_the_programs_own_device_memory_in_a_cycle_fails_by_the_driver_and_the_graph_pool(self):
+        # GIVEN a program with no sentinel whose frame cycle holds 128 MiB of cuMemAlloc memory and
+        # 32 MiB of the graph memory pool, THEN both witnesses see the collection free it: FAIL.
+        script = os.path.join(HERE, "..", "..", "fixtures", "cuda", "scan_program_memory_in_a_frame_cycle.py")
+        code, report = scan(script, LEAKGATE_LIBCUDA=FAKE_LIBCUDA)
+        self.assertEqual(code, 1)
+        check = checks_of(report)["device-memory"]
+        self.assertEqual(check["status"], "fail", check)
+        self.assertIn("128.0 MiB (134217728 bytes) of the program's device memory was freed only by gc.collect()",
+                      check["reason"])
+        self.assertIn("the CUDA graph memory pool: 32.0 MiB (33554432 bytes) after return, 0 B after collection",
+                      check["reason"])
+        details = report["results"][0]["details"]["device_memory"]
+        self.assertEqual(details["graph_pool_used_after_return"] - details["graph_pool_used_after_collection"],
+                         32 << 20)
+        # AND without the cycle both are freed at the return: PASS, the graph pool not mentioned.
+        code, report = scan(script, "clean", LEAKGATE_LIBCUDA=FAKE_LIBCUDA)
+        check = checks_of(report)["device-memory"]
+        self.assertEqual((code, check["status"]), (0, "pass"), check)
+        self.assertNotIn("graph memory pool", check["reason"])
 
     def test_without_a_driver_the_host_sentinel_is_judged_and_cuda_is_not_started(self):
         code, report = scan(SCAN_SCRIPT, LEAKGATE_LIBCUDA="/nonexistent/libcuda.so.1")

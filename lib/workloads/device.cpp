@@ -54,14 +54,46 @@ WorkloadResult runDevice(const WorkerSpec& spec) {
         return result;
     }
     py::module_ harness = loadHarness();
-    auto types = scalarTypesOrSkip(result, harness, spec, kChecks);
-    if (!types) return result;
-    auto& [targetTypes, referenceTypes] = *types;
+    // The reference first, its launch loops measured in full before any of the target's code runs
+    // (as the launch workload does): what the target does once loaded (a patched ctypes, a slowed
+    // packer) cannot reach the figures it is judged against.
+    std::optional<py::dict> reference = referenceTypesOrError(result, harness);
+    if (!reference) return result;
+    py::dict referenceTypes = *reference;
     probes::AllocationCounter::install();
     const auto [calls, runs, warmup] = loopSettings(spec);
 
     cuda::EchoKernels kernels(image); // CudaError: the worker reports it as the workload's error
     cuda::DeviceBuffer out(64);
+    // The launch form a DSL uses, T(v).__c_pointers__(), on the type's second representative value.
+    auto packOf = [&](py::dict types, const ScalarType& type) {
+        py::object value = harness.attr("representative_values")(type.name)[py::int_(1)];
+        return py::object(harness.attr("launch_calls")(types[py::str(type.name)], value)[py::int_(0)]);
+    };
+    std::map<std::string, std::vector<Run>> referenceRuns;
+    {
+        probes::ProbeList probes;
+        probes.push_back(probes::makeGcGuardProbe());
+        measure(
+            result, probes,
+            [&] {
+                for (const ScalarType& type : scalarTypes()) {
+                    if (!referenceTypes.contains(type.name) || !kernels.has(type.name)) continue;
+                    py::object pack = packOf(referenceTypes, type);
+                    launchRun(kernels, type.name, pack.ptr(), out.pointer(), warmup);
+                    std::vector<Run>& each = referenceRuns[type.name];
+                    for (int run = 0; run < runs; ++run)
+                        each.push_back(launchRun(kernels, type.name, pack.ptr(), out.pointer(), calls));
+                }
+            },
+            "device-");
+        if (result.error) return result; // the reference's measurement was not valid: no baseline
+    }
+    std::optional<py::dict> target = targetTypesOrSkip(result, harness, spec, kChecks);
+    if (!target) return result;
+    py::dict targetTypes = *target;
+    const std::vector<Run> noRuns; // a type the reference has no launch for: judged against none
+
     probes::ProbeList probes;
     probes.push_back(probes::makeGcGuardProbe());
     json mismatches = json::array(), rejected = json::array(), loops = json::array();
@@ -100,36 +132,26 @@ WorkloadResult runDevice(const WorkerSpec& spec) {
                     }
                 }
             }
-            // The launch loop: the launch form a DSL uses, T(v).__c_pointers__(), on the type's
-            // second representative value, target and reference interleaved.
+            // The launch loop, against the reference's loop of the same type measured above.
             for (const ScalarType& type : scalarTypes()) {
                 if (!targetTypes.contains(type.name) || !kernels.has(type.name)) continue;
                 py::object value = harness.attr("representative_values")(type.name)[py::int_(1)];
-                py::object targetPack =
-                    harness.attr("launch_calls")(targetTypes[py::str(type.name)], value)[py::int_(0)];
-                py::object referencePack =
-                    referenceTypes.contains(type.name)
-                        ? py::object(harness.attr("launch_calls")(referenceTypes[py::str(type.name)],
-                                                                  value)[py::int_(0)])
-                        : py::none();
+                py::object targetPack = packOf(targetTypes, type);
                 launchRun(kernels, type.name, targetPack.ptr(), out.pointer(), warmup);
-                if (!referencePack.is_none())
-                    launchRun(kernels, type.name, referencePack.ptr(), out.pointer(), warmup);
-                std::vector<Run> targetRuns, referenceRuns;
-                for (int run = 0; run < runs; ++run) {
+                std::vector<Run> targetRuns;
+                for (int run = 0; run < runs; ++run)
                     targetRuns.push_back(
                         launchRun(kernels, type.name, targetPack.ptr(), out.pointer(), calls));
-                    if (!referencePack.is_none())
-                        referenceRuns.push_back(
-                            launchRun(kernels, type.name, referencePack.ptr(), out.pointer(), calls));
-                }
+                auto measured = referenceRuns.find(type.name);
+                const bool hasReference = measured != referenceRuns.end();
+                const std::vector<Run>& againstRuns = hasReference ? measured->second : noRuns;
                 ++launchCases;
                 const std::string where = fmt::format("{}({}) launched", type.name, valueRepr(value));
                 json entry = {
                     {"type", type.name},
                     {"value", valueRepr(value)},
                     {"target", runsJson(targetRuns)},
-                    {"reference", referencePack.is_none() ? json(nullptr) : runsJson(referenceRuns)},
+                    {"reference", hasReference ? runsJson(againstRuns) : json(nullptr)},
                     {"flagged", json::array()}};
                 for (const Metric& metric : kMetrics) {
                     auto describe = [&](double low, double referenceHigh) {
@@ -137,7 +159,7 @@ WorkloadResult runDevice(const WorkerSpec& spec) {
                                            "of {} runs of {} launches",
                                            where, low, metric.what, referenceHigh, runs, calls);
                     };
-                    if (tally.add(metric, targetRuns, referenceRuns, describe))
+                    if (tally.add(metric, targetRuns, againstRuns, describe))
                         entry["flagged"].push_back(metric.check);
                 }
                 loops.push_back(std::move(entry));

@@ -641,9 +641,9 @@ def scalar_types_of(module):
 
 
 def _fresh_reference():
-    """The reference runtime, imported afresh after the target: a copy of it that the code under
-    test imported (and may have changed) is dropped first. leakgate then checks that it came from
-    its own data and seals it (harness_loader.cpp, sealReference)."""
+    """The reference runtime, imported before any of the target's code runs: a copy of it already
+    in sys.modules is dropped first. leakgate then checks that it came from its own data and seals
+    it (harness_loader.cpp, sealReference)."""
     for name in [name for name in sys.modules if name == REFERENCE_MODULE or name.startswith(REFERENCE_MODULE + ".")]:
         del sys.modules[name]
     return importlib.import_module(REFERENCE_MODULE)
@@ -651,7 +651,7 @@ def _fresh_reference():
 
 def prepare_reference():
     """The reference's scalar types, by name: imported before any of the target's code runs (the
-    launch workload measures the reference first, so nothing the target does reaches its
+    workloads that compare with it measure it first, so nothing the target does reaches its
     figures)."""
     return scalar_types_of(_fresh_reference())
 
@@ -659,13 +659,6 @@ def prepare_reference():
 def prepare_target_launch(spec):
     """The target's scalar types, by name."""
     return scalar_types_of(load_target(spec))
-
-
-def prepare_launch(spec):
-    """The target's and the reference's scalar types, by name."""
-    target = scalar_types_of(load_target(spec))
-    reference = scalar_types_of(_fresh_reference())
-    return target, reference
 
 
 def representative_values(name):
@@ -711,7 +704,8 @@ def prepare_real_launch(spec):
 
 
 def reference_launch_call():
-    """The reference runtime's packing of one Int32, as the echo-kernel reference launch packs it."""
+    """The reference runtime's packing of one Int32, as the echo-kernel reference launch packs it
+    (before the target is imported)."""
     types = scalar_types_of(_fresh_reference())
     return launch_calls(types["Int32"], 7)[0]
 

@@ -87,19 +87,9 @@ WorkloadResult runLaunch(const WorkerSpec& spec) {
     // The reference first, measured in full before any of the target's code runs: what the target
     // does once loaded (a patched ctypes, a slowed packer) cannot reach the figures it is judged
     // against. Interleaving target and reference runs bought nothing for these counts.
-    py::dict referenceTypes;
-    try {
-        referenceTypes = harness.attr("prepare_reference")();
-    } catch (py::error_already_set& error) {
-        result.error =
-            WorkloadError{fmt::format("the reference runtime could not be imported: {}", error.what()),
-                          std::nullopt, ""};
-        return result;
-    }
-    if (std::optional<std::string> wrong = sealReference()) {
-        result.error = WorkloadError{*wrong, std::nullopt, ""};
-        return result;
-    }
+    std::optional<py::dict> reference = referenceTypesOrError(result, harness);
+    if (!reference) return result;
+    py::dict referenceTypes = *reference;
     probes::AllocationCounter::install();
     const auto [calls, runs, warmup] = loopSettings(spec);
     std::map<std::string, std::vector<Run>> referenceRuns;
@@ -118,17 +108,9 @@ WorkloadResult runLaunch(const WorkerSpec& spec) {
             "launch-");
         if (result.error) return result; // the reference's measurement was not valid: no baseline
     }
-    py::dict targetTypes;
-    try {
-        targetTypes = harness.attr("prepare_target_launch")(targetSpec(spec));
-    } catch (py::error_already_set& error) {
-        result.error = targetImportError(error);
-        return result;
-    }
-    if (targetTypes.empty()) {
-        skipAll(result, checksOf("launch"), kNoScalarTypesReason);
-        return result;
-    }
+    std::optional<py::dict> target = targetTypesOrSkip(result, harness, spec, checksOf("launch"));
+    if (!target) return result;
+    py::dict targetTypes = *target;
 
     probes::ProbeList probes;
     probes.push_back(probes::makeGcGuardProbe());
@@ -222,9 +204,10 @@ WorkloadResult runLaunch(const WorkerSpec& spec) {
 WorkloadResult runValues(const WorkerSpec& spec) {
     WorkloadResult result = newResult(spec, "values");
     py::module_ harness = loadHarness();
-    auto types = scalarTypesOrSkip(result, harness, spec, {"values-encoding", "values-bounded"});
+    // The encodings are checked against leakgate's own (expectedBytes): no reference is imported.
+    auto types = targetTypesOrSkip(result, harness, spec, {"values-encoding", "values-bounded"});
     if (!types) return result;
-    py::dict targetTypes = types->first;
+    py::dict targetTypes = *types;
     probes::AllocationCounter::install();
     const std::int64_t distinct = spec.distinctValues;
     probes::ProbeList probes;
@@ -371,9 +354,10 @@ WorkloadResult runValues(const WorkerSpec& spec) {
 WorkloadResult runSoak(const WorkerSpec& spec) {
     WorkloadResult result = newResult(spec, "soak");
     py::module_ harness = loadHarness();
-    auto prepared = scalarTypesOrSkip(result, harness, spec, {"soak-growth"});
+    // The reference's slope comes from its own worker (role reference): none is imported here.
+    auto prepared = targetTypesOrSkip(result, harness, spec, {"soak-growth"});
     if (!prepared) return result;
-    py::dict types = prepared->first;
+    py::dict types = *prepared;
     const std::int64_t steps = spec.soakSteps;
     const double seconds = spec.soakSeconds;
     const std::int64_t sampleEvery = spec.soakSampleEvery;

@@ -8,8 +8,8 @@
 // The allocator calls per launch are reported with them, not judged: a launch through Python
 // allocates, and the reference's cached packer hardly does. Each check is judged by the every-run rule
 // against the reference launch in the same worker: on CUDA, leakgate's echo kernel through
-// cuLaunchKernel with the reference runtime's packer; on the CPU (a DSL that launches there, and says so
-// in `launch_devices`), a launch that keeps nothing. Without a GPU, and with no CPU launch, every check
+// cuLaunchKernel with the reference runtime's packer, measured before the target is imported; on the
+// CPU (a DSL that launches there, and says so in `launch_devices`), a launch that keeps nothing. Without a GPU, and with no CPU launch, every check
 // is `skip` with the driver's reason.
 #include "lib/workloads/workload.h"
 
@@ -102,6 +102,43 @@ std::string launchCycleFix(const std::vector<CycleShapeCount>& shapes) {
 WorkloadResult runRealLaunch(const WorkerSpec& spec) {
     WorkloadResult result = newResult(spec, "launch-real");
     py::module_ harness = loadHarness();
+    probes::AllocationCounter::install();
+    const auto [calls, runs, warmup] = loopSettings(spec);
+    // On CUDA, the reference's loop first, measured in full before any of the target's code runs
+    // (as the launch workload does): what the target does once loaded (a patched ctypes, a slowed
+    // packer) cannot reach the figures it is judged against. Every case is judged against these
+    // runs: the reference's launch is the same in each.
+    cuda::Driver& driver = cuda::Driver::get();
+    const std::string image = driver.available() ? cuda::echoKernelImage() : "";
+    EchoReference reference;
+    std::vector<CountedRun> referenceRuns;
+    if (!image.empty()) {
+        reference.kernels = std::make_unique<cuda::EchoKernels>(image); // CudaError: the error
+        reference.out = std::make_unique<cuda::DeviceBuffer>(64);
+        try {
+            reference.pack = harness.attr("reference_launch_call")();
+        } catch (py::error_already_set& error) {
+            result.error = WorkloadError{
+                fmt::format("the reference runtime could not be imported: {}", error.what()), std::nullopt,
+                ""};
+            return result;
+        }
+        if (std::optional<std::string> wrong = sealReference()) {
+            result.error = WorkloadError{*wrong, std::nullopt, ""};
+            return result;
+        }
+        probes::ProbeList probes;
+        probes.push_back(probes::makeGcGuardProbe());
+        measure(
+            result, probes,
+            [&] {
+                reference.run(warmup);
+                for (int run = 0; run < runs; ++run)
+                    referenceRuns.push_back(reference.run(calls));
+            },
+            "launch-real-");
+        if (result.error) return result; // the reference's measurement was not valid: no baseline
+    }
     py::object target;
     std::vector<std::string> devices;
     try {
@@ -117,7 +154,6 @@ WorkloadResult runRealLaunch(const WorkerSpec& spec) {
         skipAll(result, kChecks, kNoLaunchCasesReason);
         return result;
     }
-    cuda::Driver& driver = cuda::Driver::get();
     const bool onCuda = driver.available() && std::ranges::count(devices, "cuda") > 0;
     const bool onCpu = !onCuda && std::ranges::count(devices, "cpu") > 0;
     result.details["cuda"] = {{"available", driver.available()},
@@ -131,22 +167,11 @@ WorkloadResult runRealLaunch(const WorkerSpec& spec) {
     const std::string device = onCuda ? "cuda" : "cpu";
     result.details["device"] = device;
 
-    EchoReference reference;
-    if (onCuda) {
-        const std::string image = cuda::echoKernelImage();
-        if (image.empty()) {
-            skipAll(result, kChecks,
-                    "this build has no echo kernel, the reference launch: nvcc was not found when it "
-                    "was configured");
-            return result;
-        }
-        reference.kernels = std::make_unique<cuda::EchoKernels>(image); // CudaError: the error
-        reference.out = std::make_unique<cuda::DeviceBuffer>(64);
-        reference.pack = harness.attr("reference_launch_call")();
-        if (std::optional<std::string> wrong = sealReference()) {
-            result.error = WorkloadError{*wrong, std::nullopt, ""};
-            return result;
-        }
+    if (onCuda && image.empty()) {
+        skipAll(result, kChecks,
+                "this build has no echo kernel, the reference launch: nvcc was not found when it "
+                "was configured");
+        return result;
     }
     // The DSL compiles here, before the probes' first read; a case's warm-up launches it first.
     py::list bodies;
@@ -158,8 +183,8 @@ WorkloadResult runRealLaunch(const WorkerSpec& spec) {
             std::nullopt, ""};
         return result;
     }
-    probes::AllocationCounter::install();
-    const auto [calls, runs, warmup] = loopSettings(spec);
+    const std::vector<CountedRun> none; // on the CPU: a launch that keeps nothing
+    const std::vector<CountedRun>& against = onCuda ? referenceRuns : none;
     probes::ProbeList probes;
     probes.push_back(probes::makeGcGuardProbe());
     json cases = json::array();
@@ -185,24 +210,22 @@ WorkloadResult runRealLaunch(const WorkerSpec& spec) {
                     return;
                 }
                 countedRun(noop, warmup);
-                if (onCuda) reference.run(warmup);
-                std::vector<CountedRun> net, referenceRuns;
-                for (int run = 0; run < runs; ++run) { // interleaved: drift hits all three
+                std::vector<CountedRun> net;
+                for (int run = 0; run < runs; ++run) { // interleaved: drift hits both
                     CountedRun launched = countedRun(launch, calls);
                     if (onCuda) reference.kernels->synchronize();
                     CountedRun baseline = countedRun(noop, calls);
                     net.push_back(minus(launched, baseline));
-                    if (onCuda) referenceRuns.push_back(reference.run(calls));
                 }
                 ++caseCount;
                 json record = {{"case", name},
                                {"target", countedRunsJson(net)},
-                               {"reference", onCuda ? countedRunsJson(referenceRuns) : json(nullptr)},
+                               {"reference", onCuda ? countedRunsJson(against) : json(nullptr)},
                                {"flagged", json::array()}};
                 std::vector<Run> netRuns, referencePlain;
                 for (const CountedRun& run : net)
                     netRuns.push_back(run.run);
-                for (const CountedRun& run : referenceRuns)
+                for (const CountedRun& run : against)
                     referencePlain.push_back(run.run);
                 const std::string referenceName =
                     onCuda ? "the echo kernel with the reference packer" : "a launch that keeps nothing";
@@ -222,7 +245,7 @@ WorkloadResult runRealLaunch(const WorkerSpec& spec) {
                 for (const CountedRun& run : net)
                     retained.push_back(run.retained);
                 double referenceHigh = 0;
-                for (const CountedRun& run : referenceRuns)
+                for (const CountedRun& run : against)
                     referenceHigh = std::max(referenceHigh, run.retained);
                 auto describeRetained = [&](double low, double compared) {
                     return fmt::format(

@@ -32,24 +32,34 @@ void skipAll(WorkloadResult& result, const std::vector<std::string>& checks, con
         result.checks.push_back({check, Status::kSkip, reason, std::nullopt});
 }
 
-std::optional<std::pair<py::dict, py::dict>> scalarTypesOrSkip(WorkloadResult& result,
-                                                               py::module_& harness,
-                                                               const WorkerSpec& spec,
-                                                               const std::vector<std::string>& checks) {
-    std::pair<py::dict, py::dict> types;
+std::optional<py::dict> targetTypesOrSkip(WorkloadResult& result, py::module_& harness,
+                                          const WorkerSpec& spec, const std::vector<std::string>& checks) {
+    py::dict types;
     try {
-        py::tuple prepared = harness.attr("prepare_launch")(targetSpec(spec));
-        types = {prepared[0], prepared[1]};
+        types = harness.attr("prepare_target_launch")(targetSpec(spec));
     } catch (py::error_already_set& error) {
         result.error = targetImportError(error);
         return std::nullopt;
     }
-    if (std::optional<std::string> wrong = sealReference()) {
-        result.error = WorkloadError{*wrong, std::nullopt, ""};
+    if (types.empty()) {
+        skipAll(result, checks, kNoScalarTypesReason);
         return std::nullopt;
     }
-    if (types.first.empty()) {
-        skipAll(result, checks, kNoScalarTypesReason);
+    return types;
+}
+
+std::optional<py::dict> referenceTypesOrError(WorkloadResult& result, py::module_& harness) {
+    py::dict types;
+    try {
+        types = harness.attr("prepare_reference")();
+    } catch (py::error_already_set& error) {
+        result.error =
+            WorkloadError{fmt::format("the reference runtime could not be imported: {}", error.what()),
+                          std::nullopt, ""};
+        return std::nullopt;
+    }
+    if (std::optional<std::string> wrong = sealReference()) {
+        result.error = WorkloadError{*wrong, std::nullopt, ""};
         return std::nullopt;
     }
     return types;

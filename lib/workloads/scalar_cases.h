@@ -25,11 +25,17 @@ std::string valueRepr(pybind11::handle value);
 // Appends every one of `checks` as skipped for `reason`.
 void skipAll(WorkloadResult& result, const std::vector<std::string>& checks, const std::string& reason);
 
-// The target's and the reference's scalar types. Empty when the target cannot be imported
-// (then `result.error` says why) or has none (then `checks` are skipped with that reason).
-std::optional<std::pair<pybind11::dict, pybind11::dict>>
-scalarTypesOrSkip(WorkloadResult& result, pybind11::module_& harness, const WorkerSpec& spec,
-                  const std::vector<std::string>& checks);
+// The target's scalar types. Empty when the target cannot be imported (then `result.error`
+// says why) or has none (then `checks` are skipped with that reason).
+std::optional<pybind11::dict> targetTypesOrSkip(WorkloadResult& result, pybind11::module_& harness,
+                                                const WorkerSpec& spec,
+                                                const std::vector<std::string>& checks);
+
+// The reference runtime's scalar types, imported and sealed before any of the target's code runs
+// (docs/reference/trust.md): a workload measures the reference first, so nothing the target does
+// once loaded reaches the figures it is judged against. Empty, with `result.error` said, when the
+// reference cannot be imported or is not leakgate's own.
+std::optional<pybind11::dict> referenceTypesOrError(WorkloadResult& result, pybind11::module_& harness);
 
 // Python values that probe each rule of the type's encoding.
 std::vector<pybind11::object> probeValues(const ScalarType& type);

@@ -111,6 +111,21 @@ class WithTheFakeDriver(unittest.TestCase):
         self.assertEqual(checks["device-cyclic-garbage"]["status"], "fail")
         self.assertIn("per launch (reference: 0.00)", checks["device-allocations"]["reason"])
 
+    def test_the_reference_is_measured_before_the_target_can_serve_another(self):
+        # GIVEN a target that leaks a ctypes cycle per packing and, at import, serves its own
+        # `leakgate_reference` with the same packer, THEN the device workload measured the real
+        # reference before the target was imported: the hook changes nothing and the leak fails.
+        target = os.path.join(HERE, "..", "faults", "cases", "reference_runtime_served_by_target.py")
+        code, report = gate("--target", target, "--checks", "device", "--launch-calls", "300",
+                            "--launch-runs", "2", LEAKGATE_LIBCUDA=FAKE_LIBCUDA)
+        checks = checks_of(report)
+        if checks["device-echo"]["status"] == "skip":
+            self.skipTest(checks["device-echo"]["reason"])
+        self.assertEqual(code, 1, checks)
+        self.assertEqual(checks["device-echo"]["status"], "pass", checks["device-echo"]["reason"])
+        self.assertEqual(checks["device-cyclic-garbage"]["status"], "fail", checks["device-cyclic-garbage"])
+        self.assertIn("(reference: 0.00)", checks["device-cyclic-garbage"]["reason"])
+
     def test_the_real_launch_runs_on_cuda_against_the_echo_kernel_reference(self):
         # cuda_only.py declares CUDA only: with a driver, its cases run there, and the reference is
         # the echo kernel launched with the reference packer in the same worker.

@@ -17,8 +17,16 @@ class ReproCommand : public Subcommand {
               "Write a standalone Python reproducer for a finding of a JSON report, and run it")),
           common_(common) {
         app_->add_option("--from", options_.from, "A gate, scan or bisect --json report")
-            ->required()
             ->type_name("REPORT");
+        app_->add_flag("--from-scan", options_.fromScan,
+                       "Scan the script after -- first, and write the reproducer for its report "
+                       "(instead of --from)");
+        app_->add_option("--python", options_.python,
+                         "--from-scan: the interpreter of the environment to scan in (default: the "
+                         "build's)");
+        app_->add_option("command", command_,
+                         "-- SCRIPT [ARGS...]: the scanned script, which the reproducer of a scan "
+                         "finding re-runs (with --from-scan, or with a scan report)");
         app_->add_option("--finding", finding_,
                          "Which finding, 1-based as the report lists the target's (default: the first "
                          "of a shape repro writes)")
@@ -47,9 +55,18 @@ class ReproCommand : public Subcommand {
         app_->add_flag("-q,--quiet", common.output.quiet, "No summary");
     }
 
-    std::vector<std::string> inputs() const override { return {options_.from}; }
+    std::vector<std::string> inputs() const override {
+        std::vector<std::string> files;
+        if (!options_.from.empty()) files.push_back(options_.from);
+        if (!command_.empty()) files.push_back(command_.front());
+        return files;
+    }
 
     int run(const Invocation&) override {
+        if (!command_.empty()) {
+            options_.script = command_.front();
+            options_.scriptArgs.assign(command_.begin() + 1, command_.end());
+        }
         options_.finding = finding_;
         options_.timeout = std::chrono::seconds(common_.timeoutSeconds);
         const ReproResult result = runRepro(options_);
@@ -72,6 +89,7 @@ class ReproCommand : public Subcommand {
     Common& common_;
     ReproOptions options_;
     std::optional<int> finding_;
+    std::vector<std::string> command_;
 };
 
 } // namespace

@@ -6,6 +6,7 @@
 #include "lib/base/subprocess.h"
 #include "lib/commands/builtin_targets.h"
 #include "lib/commands/gate.h"
+#include "lib/commands/scan.h"
 #include "lib/report/units.h"
 
 #include <fmt/format.h>
@@ -167,7 +168,13 @@ std::string checkOf(const WorkloadResult& result, const Finding& finding) {
     return result.workload + "-" + finding.kind;
 }
 
-std::optional<ReproShape> shapeOf(const WorkloadResult& result, const Finding& finding) {
+// `script`: the scanned script is known, so a scan's frame cycle or cyclic garbage is reproduced
+// by re-running it (kScanScript).
+std::optional<ReproShape> shapeOf(const WorkloadResult& result, const Finding& finding, bool script) {
+    if (script && result.workload == "scan" &&
+        ((finding.kind == "frame-cycle" && !finding.frames.empty()) ||
+         (finding.kind == "cyclic-garbage" && !finding.cycleShapes.empty())))
+        return ReproShape::kScanScript;
     if (finding.kind == "frame-cycle" && !finding.frames.empty() &&
         (result.workload == "decorate" || result.workload == "import" || result.workload == "scan"))
         return ReproShape::kDecoratorFrameCycle;
@@ -176,7 +183,7 @@ std::optional<ReproShape> shapeOf(const WorkloadResult& result, const Finding& f
     return std::nullopt;
 }
 
-Located chooseFinding(const Report& report, std::optional<int> index) {
+Located chooseFinding(const Report& report, std::optional<int> index, bool script) {
     const std::vector<Located> all = targetFindings(report);
     if (all.empty()) throw UsageError("repro: the report has no finding of the target to reproduce");
     if (index) {
@@ -185,7 +192,7 @@ Located chooseFinding(const Report& report, std::optional<int> index) {
                                          *index + 1, all.size(), all.size() == 1 ? "" : "s",
                                          all.size()));
         const Located& chosen = all[*index];
-        if (!shapeOf(*chosen.result, *chosen.finding))
+        if (!shapeOf(*chosen.result, *chosen.finding, script))
             throw UsageError(
                 fmt::format("repro: finding {} is a {} finding ({}), a shape repro does not "
                             "write a reproducer for; it writes them for {}",
@@ -194,7 +201,7 @@ Located chooseFinding(const Report& report, std::optional<int> index) {
         return chosen;
     }
     for (const Located& located : all)
-        if (shapeOf(*located.result, *located.finding)) return located;
+        if (shapeOf(*located.result, *located.finding, script)) return located;
     std::vector<std::string> checks;
     for (const Located& located : all)
         checks.push_back(checkOf(*located.result, *located.finding));
@@ -594,6 +601,122 @@ std::string writeLaunchScript(const Report& report, const Located& located, cons
     return out;
 }
 
+// A scan finding, reproduced by re-running the scanned script: what the finding names is looked
+// for in the garbage of one collection after the script returns.
+std::string writeScanScript(const Report& report, const Located& located, const ReproSettings& settings,
+                            const std::string& check, ReproScript& script) {
+    const Finding& finding = *located.finding;
+    const bool frameCycle = finding.kind == "frame-cycle";
+    std::string culpritName, culpritFile;
+    std::vector<std::string> types;
+    std::int64_t atLeast = 1;
+    if (frameCycle) {
+        const FrameInfo& culprit = finding.frames.front();
+        // The code object's name: the last part of a qualified name ("ModelDSL.kernel": kernel).
+        culpritName = culprit.function.substr(culprit.function.rfind('.') + 1);
+        culpritFile = baseName(culprit.file);
+        script.calls = fmt::format("{}, then a frame of `{}` ({}) looked for in its cyclic garbage",
+                                   baseName(settings.script), culprit.function, culpritFile);
+    } else {
+        const CycleShapeCount& shape = finding.cycleShapes.front();
+        std::stringstream names(shape.types);
+        // By the type's own name, as type(o).__name__ says it ("_ctypes.CThunkObject": CThunkObject).
+        for (std::string name; std::getline(names, name, ',');) {
+            name = trim(name);
+            if (!name.empty()) types.push_back(name.substr(name.rfind('.') + 1));
+        }
+        atLeast = std::max<std::int64_t>(1, std::min<std::int64_t>(shape.count, 100));
+        script.calls = fmt::format("{}, then the objects of [{}] counted in its cyclic garbage",
+                                   baseName(settings.script), shape.types);
+    }
+    Header header;
+    header.title = frameCycle
+                       ? fmt::format("Reproducer: running {} leaves a frame of `{}` in a reference cycle, "
+                                     "alive until gc.collect().",
+                                     baseName(settings.script), finding.frames.front().function)
+                       : fmt::format("Reproducer: running {} leaves cycles of [{}] that only gc.collect() "
+                                     "frees.",
+                                     baseName(settings.script), finding.cycleShapes.front().types);
+    header.paragraphs.push_back(
+        "What it does: runs the script as it was scanned (its file, its arguments, the collector off "
+        "from the start) with every collection saving what it finds (gc.DEBUG_SAVEALL) instead of "
+        "freeing it, the script's own included, then collects once more. " +
+        std::string(frameCycle ? "It reproduces when that garbage holds a frame of the culprit."
+                               : fmt::format("It reproduces when that garbage holds at least {} objects of "
+                                             "each of the shape's types (the finding counted {} cycles).",
+                                             atLeast, finding.cycleShapes.front().count)) +
+        " The script is run, not reduced: cut it down to the calls that matter for an upstream report, "
+        "and check that this still exits 1.");
+    std::string out = headerText(header, report, located, check, settings);
+    out += "import gc\nimport os\nimport runpy\nimport sys\nimport types\n\n";
+    out += kGcDisable;
+    out += fmt::format("SCRIPT = {}\n", pyString(settings.script));
+    std::vector<std::string> arguments;
+    for (const std::string& argument : settings.scriptArgs)
+        arguments.push_back(pyString(argument));
+    out += fmt::format("ARGUMENTS = [{}]\n", fmt::join(arguments, ", "));
+    if (frameCycle) {
+        out += fmt::format("CULPRIT = ({}, {})  # the frame's function and file\n", pyString(culpritName),
+                           pyString(culpritFile));
+    } else {
+        std::vector<std::string> quoted;
+        for (const std::string& type : types)
+            quoted.push_back(pyString(type));
+        out += fmt::format("CYCLE_TYPES = [{}]  # the types of the cycle shape\n", fmt::join(quoted, ", "));
+        out += fmt::format("AT_LEAST = {}\n", atLeast);
+    }
+    out += "\n\n"
+           "def run_the_script():\n"
+           "    \"\"\"The script as `python SCRIPT ARGUMENTS` runs it: a clean exit is no error.\"\"\"\n"
+           "    sys.argv = [SCRIPT, *ARGUMENTS]\n"
+           "    sys.path.insert(0, os.path.dirname(SCRIPT))\n"
+           "    try:\n"
+           "        runpy.run_path(SCRIPT, run_name=\"__main__\")\n"
+           "    except SystemExit as stop:\n"
+           "        if stop.code not in (None, 0):\n"
+           "            raise\n\n\n"
+           "def main():\n"
+           "    # Every collection saves what it finds, so that one the script starts loses nothing.\n"
+           "    del gc.garbage[:]\n"
+           "    gc.set_debug(gc.DEBUG_SAVEALL)\n"
+           "    run_the_script()\n"
+           "    gc.set_debug(gc.DEBUG_SAVEALL)\n"
+           "    gc.collect()\n"
+           "    gc.set_debug(0)\n"
+           "    garbage = list(gc.garbage)\n"
+           "    del gc.garbage[:]\n";
+    if (frameCycle) {
+        out += "    frames = [o for o in garbage if isinstance(o, types.FrameType)\n"
+               "              and o.f_code.co_name == CULPRIT[0]\n"
+               "              and os.path.basename(o.f_code.co_filename) == CULPRIT[1]]\n"
+               "    if frames:\n"
+               "        print(f\"REPRODUCED: {len(frames)} frame(s) of {CULPRIT[0]} ({CULPRIT[1]}) in reference \"\n"
+               "              f\"cycles after the script returned; with the collector off they stay, with \"\n"
+               "              f\"everything their locals and f_back chain hold\")\n"
+               "        return 1\n"
+               "    print(f\"CLEAN: no frame of {CULPRIT[0]} ({CULPRIT[1]}) in cyclic garbage \"\n"
+               "          f\"({len(garbage)} objects collected)\")\n"
+               "    return 0\n\n\n";
+    } else {
+        out += "    counts = {name: 0 for name in CYCLE_TYPES}\n"
+               "    for o in garbage:\n"
+               "        name = type(o).__name__\n"
+               "        if name in counts:\n"
+               "            counts[name] += 1\n"
+               "    found = min(counts.values())\n"
+               "    shown = \", \".join(f\"{count} {name}\" for name, count in counts.items())\n"
+               "    if found >= AT_LEAST:\n"
+               "        print(f\"REPRODUCED: the script left {shown} in cyclic garbage (at least {AT_LEAST} \"\n"
+               "              f\"of each: the finding's cycles); with the collector off they stay\")\n"
+               "        return 1\n"
+               "    print(f\"CLEAN: the script left {shown} in cyclic garbage (fewer than {AT_LEAST})\")\n"
+               "    return 0\n\n\n";
+    }
+    out += "if __name__ == \"__main__\":\n"
+           "    sys.exit(main())\n";
+    return out;
+}
+
 // --- Reading the report and the target ----------------------------------------------------------
 
 nlohmann::json readJson(const std::string& file) {
@@ -805,14 +928,17 @@ const char* toString(ReproShape shape) {
         return "decorator frame cycle";
     case ReproShape::kLaunchCyclicGarbage:
         return "per-launch cyclic garbage";
+    case ReproShape::kScanScript:
+        return "scanned script re-run";
     }
     return "?";
 }
 
 std::string supportedReproShapes() {
     return "a frame-cycle whose culprit is a decorator of the target (gate's decorate-frame-cycle and "
-           "import-frame-cycle, scan's frame-cycle in a built-in DSL) and per-launch cyclic garbage "
-           "(gate's launch-cyclic-garbage)";
+           "import-frame-cycle, scan's frame-cycle in a built-in DSL), per-launch cyclic garbage "
+           "(gate's launch-cyclic-garbage), and any scan's frame-cycle or cyclic-garbage with its "
+           "script (--from-scan, or a scan report and `-- SCRIPT [ARGS...]`)";
 }
 
 const char* toString(ReproVerdict verdict) {
@@ -890,15 +1016,24 @@ ReproTarget readReproTarget(const std::string& name, const std::string& source, 
 
 ReproScript writeReproducer(const Report& report, std::optional<int> index, const ReproTarget& target,
                             const ReproSettings& settings) {
-    const Located located = chooseFinding(report, index);
+    const bool withScript = !settings.script.empty();
+    const Located located = chooseFinding(report, index, withScript);
     ReproScript script;
-    script.shape = *shapeOf(*located.result, *located.finding);
+    script.shape = *shapeOf(*located.result, *located.finding, withScript);
     script.findingIndex = located.index;
     script.check = checkOf(*located.result, *located.finding);
     script.summary = located.finding->summary;
-    script.text = script.shape == ReproShape::kDecoratorFrameCycle
-                      ? writeDecoratorScript(report, located, target, settings, script.check, script)
-                      : writeLaunchScript(report, located, target, settings, script.check, script);
+    switch (script.shape) {
+    case ReproShape::kDecoratorFrameCycle:
+        script.text = writeDecoratorScript(report, located, target, settings, script.check, script);
+        break;
+    case ReproShape::kLaunchCyclicGarbage:
+        script.text = writeLaunchScript(report, located, target, settings, script.check, script);
+        break;
+    case ReproShape::kScanScript:
+        script.text = writeScanScript(report, located, settings, script.check, script);
+        break;
+    }
     return script;
 }
 
@@ -912,9 +1047,22 @@ ExitCode ReproResult::exitCode() const {
 }
 
 ReproResult runRepro(const ReproOptions& options) {
-    if (options.from.empty()) throw UsageError("repro: give the JSON report with --from FILE");
-    if (!options.out.empty() && options.out != "-" && sameFile(options.out, options.from))
+    if (options.fromScan == !options.from.empty())
+        throw UsageError("repro: give the JSON report with --from FILE, or --from-scan -- SCRIPT [ARGS...]");
+    if (options.fromScan && options.script.empty())
+        throw UsageError("repro: --from-scan needs the script: --from-scan -- SCRIPT [ARGS...]");
+    if (!options.out.empty() && options.out != "-" && !options.from.empty() &&
+        sameFile(options.out, options.from))
         throw UsageError(fmt::format("repro: --out {} is the report it reads", options.out));
+    std::string script;
+    if (!options.script.empty()) {
+        std::error_code error;
+        script = std::filesystem::absolute(options.script, error).lexically_normal().string();
+        if (error || !std::filesystem::is_regular_file(script, error))
+            throw UsageError(fmt::format("repro: no such script: {}", options.script));
+        if (!options.out.empty() && options.out != "-" && sameFile(options.out, script))
+            throw UsageError(fmt::format("repro: --out {} is the script it re-runs", options.out));
+    }
     // Every interpreter is checked before anything is written: a typo is a usage error, not a run.
     std::vector<std::pair<std::string, std::optional<ReproVerdict>>> pythons;
     for (const std::string& python : options.verifyWith)
@@ -924,12 +1072,21 @@ ReproResult runRepro(const ReproOptions& options) {
     for (const std::string& python : options.expectClean)
         pythons.emplace_back(resolvePython(python), ReproVerdict::kClean);
 
-    const nlohmann::json document = readJson(options.from);
-    const std::string command = document.value("command", "");
     ReproResult result;
     std::optional<BisectReport> bisect;
     Report report;
-    if (command == "bisect") {
+    const nlohmann::json document = options.fromScan ? nlohmann::json::object() : readJson(options.from);
+    const std::string command = options.fromScan ? "scan" : document.value("command", "");
+    if (options.fromScan) {
+        if (!options.release.empty()) throw UsageError("repro: --release needs a bisect report");
+        ScanOptions scan;
+        scan.script = script;
+        scan.args = options.scriptArgs;
+        scan.python = options.python;
+        scan.timeout = options.timeout;
+        scan.forwardOutput = false;
+        report = runScan(scan);
+    } else if (command == "bisect") {
         bisect = bisectReportFromJson(document);
         if (!bisect)
             throw UsageError(
@@ -948,16 +1105,23 @@ ReproResult runRepro(const ReproOptions& options) {
                                      options.from,
                                      command.empty() ? "" : fmt::format(" (it is {}'s)", command)));
     }
+    if (!script.empty() && command != "scan")
+        throw UsageError(fmt::format("repro: a script (-- SCRIPT) goes with a scan report; {} is {}'s",
+                                     options.from, command));
     std::optional<int> index;
     if (options.finding) index = *options.finding - 1;
-    const Located located = chooseFinding(report, index);
-    const TargetFile file = findTarget(options.target, report, located);
-    const ReproTarget target =
-        readReproTarget(located.result->subject.empty() ? file.name : located.result->subject,
-                        readText(file.path), file.path, file.builtin);
+    const Located located = chooseFinding(report, index, !script.empty());
+    ReproTarget target; // a scanned script reaches the package through its own imports
+    if (*shapeOf(*located.result, *located.finding, !script.empty()) != ReproShape::kScanScript) {
+        const TargetFile file = findTarget(options.target, report, located);
+        target = readReproTarget(located.result->subject.empty() ? file.name : located.result->subject,
+                                 readText(file.path), file.path, file.builtin);
+    }
     ReproSettings settings;
     settings.payloadBytes = options.payloadBytes;
     settings.reportFile = options.from;
+    settings.script = script;
+    settings.scriptArgs = options.scriptArgs;
     if (bisect)
         settings.releaseWindow =
             releaseWindow(*bisect, checkOf(*located.result, *located.finding), result.release);
@@ -971,7 +1135,8 @@ ReproResult runRepro(const ReproOptions& options) {
 std::string describeRepro(const ReproResult& result, const ReproOptions& options) {
     const ReproScript& script = result.script;
     std::string out = fmt::format(
-        "leakgate repro: finding {} of {}{}: {}: {}\n", script.findingIndex + 1, options.from,
+        "leakgate repro: finding {} of {}{}: {}: {}\n", script.findingIndex + 1,
+        options.fromScan ? "the scan of " + options.script : options.from,
         result.release.empty() ? "" : " (release " + result.release + ")", script.check, script.summary);
     out +=
         fmt::format("  wrote {}: {}, {}\n",

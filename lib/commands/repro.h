@@ -24,6 +24,11 @@ enum class ReproShape {
     // launch-cyclic-garbage (gate's launch workload): the scalar packing call repeated, the objects
     // that each call leaves in reference cycles counted with gc.collect().
     kLaunchCyclicGarbage,
+    // A scan's frame-cycle or cyclic-garbage finding, given the scanned script: the script re-run
+    // as it was (its arguments, gc off), then one collection that saves what it finds; it
+    // reproduces when that garbage holds a frame of the culprit, or as many objects of the cycle
+    // shape's types as the finding's instances (at most the instance limit, 100).
+    kScanScript,
 };
 LEAKGATE_API const char* toString(ReproShape shape);
 // The shapes in words, for the usage error of a finding of another shape.
@@ -54,6 +59,10 @@ struct ReproSettings {
     std::int64_t payloadBytes = 0; // 0: sized from the finding (its bytes, 1 to 256 MiB)
     std::string releaseWindow;     // "fails from 4.6.0 (4.5.3 passes); fixed in 4.6.3", if known
     std::string reportFile;        // named in the header
+    // A scan report's script, re-run by the reproducer (kScanScript; an absolute path), and its
+    // arguments. Empty: a scan's frame cycle in a built-in DSL is reproduced by its decorator.
+    std::string script;
+    std::vector<std::string> scriptArgs;
 };
 
 // The reproducer written for one finding.
@@ -91,7 +100,11 @@ struct ReproRun {
 };
 
 struct ReproOptions {
-    std::string from;           // a gate, scan or bisect JSON report
+    std::string from;           // a gate, scan or bisect JSON report, or
+    bool fromScan = false;      // scan `script` (with `scriptArgs`, in `python`) and use its report
+    std::string script;         // a scan's script (kScanScript); with `from`, a scan report's
+    std::vector<std::string> scriptArgs;
+    std::optional<std::string> python; // --from-scan's interpreter; default: the build's
     std::optional<int> finding; // 1-based, as the text report counts; none: the first supported
     std::string release;        // bisect reports: the row (default: the newest failing one)
     std::string target;         // the target, where the report does not say which file it was

@@ -25,8 +25,8 @@ _leakgate() {
         "")     COMPREPLY=($(compgen -W "scan gate lint bisect merge repro cache $global" -- "$cur")); return ;;
         cache)  COMPREPLY=($(compgen -W "list prune -h --help" -- "$cur")); return ;;
         merge)  options="$global --json --junit --sarif --html -q --quiet --color --no-color" ;;
-        repro)  options="$global --from --finding --release --target --out --payload-bytes --verify-with
-                         --expect-leak --expect-clean --timeout -q --quiet" ;;
+        repro)  options="$global --from --from-scan --python --finding --release --target --out --payload-bytes
+                         --verify-with --expect-leak --expect-clean --timeout -q --quiet" ;;
         "cache list")  options="-h --help" ;;
         "cache prune") options="-h --help --keep-wheels --older-than" ;;
         scan)   options="$global $outputs -m --cycle-instances --cycle-bytes --held-entries --held-bytes --trace-sites" ;;

@@ -6,7 +6,9 @@
 
 `models`: from gate reports of fixtures/targets/frame_cycle_461.py and
 fixtures/targets/launch/uncached_packer.py, the reproducers exit 1 in this Python, and repro's
-own verdict says so; an expectation they contradict (--expect-clean) is exit 1. `releases`: from
+own verdict says so; an expectation they contradict (--expect-clean) is exit 1; from scans of
+fixtures/scan scripts (--from-scan, or a scan report and the script), the reproducer that re-runs
+the script exits 1, and 0 once the script is fixed. `releases`: from
 `gate --target cute` reports on 4.6.1 (the seeds' two incidents: the decorator frame cycle and the
 packer's per-launch cycles), each reproducer exits 1 on 4.6.1 and 0 on 4.6.3, where both were
 fixed. The venvs are bisect's (it makes them from PyPI when they are missing: skip, exit 77, when
@@ -127,6 +129,65 @@ class Models(Repro):
         self.assertFalse(os.path.exists(script))
 
 
+class ScanScript(Repro):
+    """A scan's findings, reproduced by re-running the scanned script: a copy of a scan fixture and
+    the same copy fixed must exit 1 and 0 (the realworld corpus does it on real releases)."""
+
+    def copy(self, fixture, fixed=None):
+        with open(os.path.join(ROOT, "fixtures", "scan", fixture)) as text:
+            source = text.read()
+        if fixed:
+            old, new = fixed
+            self.assertIn(old, source)
+            source = source.replace(old, new)
+        path = self.path(("fixed_" if fixed else "") + fixture)
+        with open(path, "w") as out:
+            out.write(source)
+        return path
+
+    def test_from_scan_writes_a_reproducer_that_the_fix_makes_clean(self):
+        # GIVEN a script that leaves a ctypes cycle per call, WHEN repro scans it and writes the
+        # reproducer, THEN it exits 1 on the script and 0 on the fixed script (same reproducer,
+        # the script's file swapped), and repro says what it runs.
+        script = self.copy("leak_ctypes_cast_per_call.py")
+        out = self.path("repro.py")
+        run = leakgate("repro", "--from-scan", "--out", out, "--expect-leak", sys.executable, "--", script)
+        self.assertEqual(run.returncode, 0, run.stdout + run.stderr[-3000:])
+        self.assertIn("finding 1 of the scan of", run.stdout)
+        self.assertIn("scanned script re-run", run.stdout)
+        with open(out) as text:
+            reproducer = text.read()
+        self.assertNotIn("leakgate", reproducer.split('"""', 2)[2])  # plain Python after the header
+        fixed = self.copy("leak_ctypes_cast_per_call.py",
+                          ("ctypes.cast(ctypes.pointer(ctypes.c_int(value)), ctypes.c_void_p)",
+                           "ctypes.c_void_p(value)"))
+        os.replace(fixed, script)
+        clean = run_script(sys.executable, out)
+        self.assertEqual(clean.returncode, 0, clean.stdout + clean.stderr)
+        self.assertIn("CLEAN", clean.stdout)
+
+    def test_a_frame_cycle_the_script_collects_itself_still_reproduces(self):
+        # GIVEN a scan report of a script that leaks a frame cycle and collects it itself, THEN the
+        # reproducer (every collection saving what it finds) still exits 1 on it.
+        script = self.copy("leak_gc_collect_at_end.py")
+        report = self.path("scan.json")
+        scan = leakgate("scan", "--quiet", "--json", report, "--", script)
+        self.assertEqual(scan.returncode, 1, scan.stderr[-3000:])
+        run = self.repro(report, "--out", self.path("repro.py"), "--expect-leak", sys.executable, "--", script)
+        self.assertIn("exit 1: reproduces", run.stdout)
+
+    def test_the_wrong_inputs_are_usage_errors(self):
+        script = self.copy("leak_ctypes_cast_per_call.py")
+        self.assertEqual(leakgate("repro", "--from-scan").returncode, 2)
+        run = leakgate("repro", "--from-scan", "--from", script, "--", script)
+        self.assertEqual(run.returncode, 2)
+        self.assertIn("--from FILE, or --from-scan", run.stderr)
+        gate = self.gate("--checks", "decorate")
+        run = leakgate("repro", "--from", gate, "--", script)
+        self.assertEqual(run.returncode, 2)
+        self.assertIn("goes with a scan report", run.stderr)
+
+
 class Releases(Repro):
     """The seeds' two incidents on the real CuTe DSL, CPU only."""
 
@@ -191,7 +252,9 @@ def main():
         if why:
             print("skip: " + why)
             return 77
-    suite = unittest.defaultTestLoader.loadTestsFromTestCase(Models if args.part == "models" else Releases)
+    loader = unittest.defaultTestLoader
+    suite = (unittest.TestSuite([loader.loadTestsFromTestCase(Models), loader.loadTestsFromTestCase(ScanScript)])
+             if args.part == "models" else loader.loadTestsFromTestCase(Releases))
     result = unittest.TextTestRunner(verbosity=2).run(suite)
     return 0 if result.wasSuccessful() else 1
 

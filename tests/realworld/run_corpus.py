@@ -17,9 +17,12 @@ runpy under gc.disable(), then one DEBUG_SAVEALL collection: frames in gc.garbag
 of the cycles without a frame, their instances and the bytes they pin), then `leakgate scan
 --json` (with --trace-sites for a cyclic-garbage case). Both run on an isolated interpreter (a venv of PY without its
 site-packages, cached beside the releases), so packages installed in PY do not leak into a case.
+For a frame-cycle or cyclic-garbage case, `leakgate repro` then writes the reproducer of the leaking
+release's first finding (the driver re-run, plain Python), which must exit 1 with the leaking
+release on the path and 0 with the fixed one.
 
 Exit status: 0 when every case run has its leaking release judged leaking by both the oracle and
-leakgate and its fixed release clean by both; 1 otherwise (the reasons are printed); 77 when no
+leakgate and its fixed release clean by both, and every reproducer exits as it must; 1 otherwise (the reasons are printed); 77 when no
 case applies to this Python, when the leakgate build embeds another Python than PY (unless
 --oracle-only), or when PyPI cannot be reached and a release is not cached. A
 culprit mismatch is shown (the table's `match` column) but does not fail the run.
@@ -291,6 +294,35 @@ def judge_leakgate(lg, kind="frame-cycle"):
     return verdict, cycles
 
 
+def write_reproducer(leakgate, driver, workdir):
+    """`leakgate repro` of the scan's first finding, the driver re-run (its kScanScript shape):
+    the reproducer's text, or an error."""
+    out = os.path.join(workdir, "repro.py")
+    cmd = [leakgate, "repro", "--from", os.path.join(workdir, "leakgate.json"), "--out", out, "--quiet",
+           "--", driver]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=60, cwd=os.path.dirname(driver))
+    if proc.returncode != 0 or not os.path.exists(out):
+        return {"error": "repro exit %d: %s" % (proc.returncode, (proc.stderr or proc.stdout).strip()[-300:])}
+    with open(out) as fh:
+        return {"script": fh.read()}
+
+
+def run_reproducer(vpy, target, script):
+    """The reproducer with the release on the path: its exit (1 reproduces, 0 clean) and last line."""
+    with tempfile.TemporaryDirectory(prefix="leakgate-rw-repro-") as scratch:
+        path = os.path.join(scratch, "repro.py")
+        with open(path, "w") as fh:
+            fh.write(script)
+        env = dict(os.environ, PYTHONPATH=target, PYTHONDONTWRITEBYTECODE="1")
+        try:
+            proc = subprocess.run([vpy, path], env=env, capture_output=True, text=True, timeout=180,
+                                  cwd=scratch)
+        except subprocess.TimeoutExpired:
+            return None, "timed out"
+    lines = (proc.stdout or proc.stderr).strip().splitlines()
+    return proc.returncode, lines[-1] if lines else ""
+
+
 def run_release(leakgate, py, vpy, mm, case, version):
     target, err = install(py, mm, case, version)
     row = {"version": version, "install_error": err}
@@ -301,6 +333,10 @@ def run_release(leakgate, py, vpy, mm, case, version):
         row["oracle"] = run_oracle(vpy, target, case.path, workdir, case.kind)
         if leakgate:
             row["leakgate"] = run_leakgate(leakgate, vpy, target, case.path, workdir, case.kind)
+            # The leaking release's finding, written up as a reproducer that re-runs the driver.
+            if (version == case.leaking and case.kind in ("frame-cycle", "cyclic-garbage")
+                    and row["leakgate"]["rc"] == 1):
+                row["repro"] = write_reproducer(leakgate, case.path, workdir)
         else:  # --oracle-only
             row["leakgate"] = {"rc": None, "error": None, "findings": [], "checks": [],
                                "skipped": True}
@@ -517,6 +553,35 @@ def main():
             results.setdefault(c.name, {})[role] = fut.result()
 
     summaries = [summarize(c, results[c.name]) for c in applicable]
+    # Each reproducer `leakgate repro` wrote from a leaking release's scan must exit 1 with that
+    # release on the path and 0 with the fixed one.
+    repro_jobs = []
+    for c in applicable:
+        written = results[c.name].get("leaking", {}).get("repro")
+        if not written:
+            continue
+        summary = next(s for s in summaries if s["case"] == c.name)
+        if "error" in written:
+            summary["problems"].append("%s: %s" % (c.name, written["error"]))
+            continue
+        for role, version, want in (("leaking", c.leaking, 1), ("fixed", c.fixed, 0)):
+            target, err = install(py, mm, c, version)
+            if not err:
+                repro_jobs.append((c, summary, role, version, want, target, written["script"]))
+    with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
+        futs = {pool.submit(run_reproducer, vpy, job[5], job[6]): job for job in repro_jobs}
+        for fut in concurrent.futures.as_completed(futs):
+            c, summary, role, version, want, _, _ = futs[fut]
+            rc, line = fut.result()
+            summary.setdefault("repro", {})[role] = rc
+            if rc != want:
+                summary["problems"].append("%s: the reproducer leakgate repro wrote exits %s on %s %s, "
+                                           "want %d (%s)" % (c.name, rc, role, version, want, line))
+    reproduced = [s["case"] for s in summaries
+                  if s.get("repro", {}).get("leaking") == 1 and s.get("repro", {}).get("fixed") == 0]
+    if repro_jobs:
+        print("repro: %d reproducer(s) exit 1 on the leaking release and 0 on the fixed one: %s"
+              % (len(reproduced), ", ".join(reproduced)))
     problems = [p for s in summaries for p in s["problems"]]
     for s in summaries:
         lk, fx = s.get("leaking", {}), s.get("fixed", {})

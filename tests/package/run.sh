@@ -2,7 +2,8 @@
 # The Python package's tests for one CPython, as a user gets the package: build the wheel, tag it
 # manylinux with auditwheel, install it into a fresh venv, run tests/package from a directory
 # outside the source tree and the fault matrix against its CLI; for 3.11, also install and run it
-# on a bare Debian root (bare_root.sh).
+# on a bare Debian root (bare_root.sh) and run two DSLs' own test suites under --leakgate
+# (tests/suites).
 #
 #   tests/package/run.sh PYTHON [--sdist]
 # --sdist: `python -m build` (an sdist, then the wheel from that sdist, from scratch, with this
@@ -65,3 +66,9 @@ LEAKGATE_SOURCE="$root" LEAKGATE_WHEEL="$wheel" "$work/venv/bin/python" -m pytes
 # the binary.
 "$work/venv/bin/python" "$root/tests/faults/run_faults.py" --leakgate "$work/venv/bin/leakgate-dsl" |
     grep -v "^ok "
+# Two DSLs' own suites (pinned subsets of numba-cuda's and Warp's, from PyPI) under --leakgate,
+# held to tests/suites/expected.json: a new failure or a lost finding fails here (3.11: the venvs
+# are made once and cached).
+if [ "$version" = 3.11 ] && [ "$mode" != "--sdist" ]; then
+    "$python" "$root/tests/suites/check_suites.py" --wheel "$wheel" --python "$python"
+fi

@@ -71,24 +71,20 @@ WorkloadResult runDevice(const WorkerSpec& spec) {
         return py::object(harness.attr("launch_calls")(types[py::str(type.name)], value)[py::int_(0)]);
     };
     std::map<std::string, std::vector<Run>> referenceRuns;
-    {
-        probes::ProbeList probes;
-        probes.push_back(probes::makeGcGuardProbe());
-        measure(
-            result, probes,
-            [&] {
-                for (const ScalarType& type : scalarTypes()) {
-                    if (!referenceTypes.contains(type.name) || !kernels.has(type.name)) continue;
-                    py::object pack = packOf(referenceTypes, type);
-                    launchRun(kernels, type.name, pack.ptr(), out.pointer(), warmup);
-                    std::vector<Run>& each = referenceRuns[type.name];
-                    for (int run = 0; run < runs; ++run)
-                        each.push_back(launchRun(kernels, type.name, pack.ptr(), out.pointer(), calls));
-                }
-            },
-            "device-");
-        if (result.error) return result; // the reference's measurement was not valid: no baseline
-    }
+    const bool measured = measureReferenceFirst(
+        result,
+        [&] {
+            for (const ScalarType& type : scalarTypes()) {
+                if (!referenceTypes.contains(type.name) || !kernels.has(type.name)) continue;
+                py::object pack = packOf(referenceTypes, type);
+                launchRun(kernels, type.name, pack.ptr(), out.pointer(), warmup);
+                std::vector<Run>& each = referenceRuns[type.name];
+                for (int run = 0; run < runs; ++run)
+                    each.push_back(launchRun(kernels, type.name, pack.ptr(), out.pointer(), calls));
+            }
+        },
+        "device-");
+    if (!measured) return result;
     std::optional<py::dict> target = targetTypesOrSkip(result, harness, spec, kChecks);
     if (!target) return result;
     py::dict targetTypes = *target;

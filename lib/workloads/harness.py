@@ -703,10 +703,9 @@ def prepare_real_launch(spec):
     return target, launch_devices_of(target)
 
 
-def reference_launch_call():
-    """The reference runtime's packing of one Int32, as the echo-kernel reference launch packs it
-    (before the target is imported)."""
-    types = scalar_types_of(_fresh_reference())
+def reference_launch_call(types):
+    """The reference runtime's packing of one Int32 (`types`: prepare_reference's), as the
+    echo-kernel reference launch packs it."""
     return launch_calls(types["Int32"], 7)[0]
 
 

@@ -24,9 +24,9 @@ inline constexpr const char* kHarnessModule = "_leakgate_harness";
 // The harness, with the reference runtime put on sys.path.
 pybind11::module_ loadHarness();
 
-// The reference runtime the harness imported, before the target (prepare_reference,
-// reference_launch_call): its modules must be leakgate's own files, and their functions and classes
-// join the harness's seal. Returns what is wrong (a module from elsewhere: the run is `error`).
+// The reference runtime the harness imported, before the target (prepare_reference): its modules
+// must be leakgate's own files, and their functions and classes join the harness's seal. Returns
+// what is wrong (a module from elsewhere: the run is `error`).
 std::optional<std::string> sealReference();
 
 // The target of a spec as the harness takes it: {"module": name} or {"path": file}.

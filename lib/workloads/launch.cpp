@@ -93,21 +93,16 @@ WorkloadResult runLaunch(const WorkerSpec& spec) {
     probes::AllocationCounter::install();
     const auto [calls, runs, warmup] = loopSettings(spec);
     std::map<std::string, std::vector<Run>> referenceRuns;
-    {
-        probes::ProbeList probes;
-        probes.push_back(probes::makeGcGuardProbe());
-        measure(
-            result, probes,
-            [&] {
-                forEachCase(harness, referenceTypes,
-                            [&](const ScalarType& type, py::handle value, int form, py::object call) {
-                                referenceRuns[caseName(type, value, form)] =
-                                    measureRuns(call, warmup, runs, calls);
-                            });
-            },
-            "launch-");
-        if (result.error) return result; // the reference's measurement was not valid: no baseline
-    }
+    const bool measured = measureReferenceFirst(
+        result,
+        [&] {
+            forEachCase(harness, referenceTypes,
+                        [&](const ScalarType& type, py::handle value, int form, py::object call) {
+                            referenceRuns[caseName(type, value, form)] = measureRuns(call, warmup, runs, calls);
+                        });
+        },
+        "launch-");
+    if (!measured) return result;
     std::optional<py::dict> target = targetTypesOrSkip(result, harness, spec, checksOf("launch"));
     if (!target) return result;
     py::dict targetTypes = *target;

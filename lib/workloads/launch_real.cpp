@@ -115,29 +115,18 @@ WorkloadResult runRealLaunch(const WorkerSpec& spec) {
     if (!image.empty()) {
         reference.kernels = std::make_unique<cuda::EchoKernels>(image); // CudaError: the error
         reference.out = std::make_unique<cuda::DeviceBuffer>(64);
-        try {
-            reference.pack = harness.attr("reference_launch_call")();
-        } catch (py::error_already_set& error) {
-            result.error = WorkloadError{
-                fmt::format("the reference runtime could not be imported: {}", error.what()), std::nullopt,
-                ""};
-            return result;
-        }
-        if (std::optional<std::string> wrong = sealReference()) {
-            result.error = WorkloadError{*wrong, std::nullopt, ""};
-            return result;
-        }
-        probes::ProbeList probes;
-        probes.push_back(probes::makeGcGuardProbe());
-        measure(
-            result, probes,
+        std::optional<py::dict> referenceTypes = referenceTypesOrError(result, harness);
+        if (!referenceTypes) return result;
+        reference.pack = harness.attr("reference_launch_call")(*referenceTypes);
+        const bool measured = measureReferenceFirst(
+            result,
             [&] {
                 reference.run(warmup);
                 for (int run = 0; run < runs; ++run)
                     referenceRuns.push_back(reference.run(calls));
             },
             "launch-real-");
-        if (result.error) return result; // the reference's measurement was not valid: no baseline
+        if (!measured) return result;
     }
     py::object target;
     std::vector<std::string> devices;

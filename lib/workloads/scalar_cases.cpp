@@ -1,6 +1,7 @@
 #include "lib/workloads/scalar_cases.h"
 #include "lib/python/text.h"
 
+#include "probes/measurement.h"
 #include "probes/probe.h"
 
 #include "lib/python/gc_debug_guard.h"
@@ -63,6 +64,14 @@ std::optional<py::dict> referenceTypesOrError(WorkloadResult& result, py::module
         return std::nullopt;
     }
     return types;
+}
+
+bool measureReferenceFirst(WorkloadResult& result, const std::function<void()>& body,
+                           const std::string& checkPrefix) {
+    probes::ProbeList probes;
+    probes.push_back(probes::makeGcGuardProbe());
+    probes::measure(result, probes, body, checkPrefix);
+    return !result.error;
 }
 
 std::vector<py::object> probeValues(const ScalarType& type) {

@@ -37,6 +37,12 @@ std::optional<pybind11::dict> targetTypesOrSkip(WorkloadResult& result, pybind11
 // reference cannot be imported or is not leakgate's own.
 std::optional<pybind11::dict> referenceTypesOrError(WorkloadResult& result, pybind11::module_& harness);
 
+// The reference's loops (`body`), measured as a measurement of their own with the gc guard before
+// the target is imported. False, with `result.error` said, when that measurement was not valid:
+// then there is no baseline to judge the target against.
+bool measureReferenceFirst(WorkloadResult& result, const std::function<void()>& body,
+                           const std::string& checkPrefix);
+
 // Python values that probe each rule of the type's encoding.
 std::vector<pybind11::object> probeValues(const ScalarType& type);
 

@@ -77,7 +77,8 @@ void checkSpelling(const CLI::App& app, int argc, char** argv) {
 }
 
 int run(int argc, char** argv) {
-    CLI::App app{log::programName() + ": finds memory that Python GPU DSLs keep alive when they should not",
+    CLI::App app{log::programName() +
+                     ": finds memory that Python GPU DSLs keep alive when they should not",
                  log::programName()};
     app.require_subcommand(1);
     app.fallthrough(); // -v, --version anywhere: a subcommand passes what it lacks to the app

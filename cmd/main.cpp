@@ -1,8 +1,8 @@
 // The leakgate binary: the command line (cmd/cli.h), or the worker mode (`leakgate __worker FD
 // TOKEN`, lib/worker/main.h), which embeds the interpreter its spec names.
+#include "lib/worker/main.h"
 #include "cmd/cli.h"
 #include "leakgate/errors.h"
-#include "lib/worker/main.h"
 
 #include <cstdio>
 #include <string>

@@ -101,7 +101,6 @@ if tree is not None:
     return function;
 }
 
-
 // The fix that fits the shape: what the members' types and the cycle's edges say.
 std::string fixFor(const CycleShapeCount& shape) {
     const bool ctypes = shape.cycle.find("--_objects-->") != std::string::npos ||
@@ -193,7 +192,8 @@ class CyclicGarbageProbe final : public Probe {
                                               : std::vector<FrameInfo>{};
             std::string where;
             for (const FrameInfo& frame : made) {
-                if (scanner::isStandardLibraryFile(frame.file)) continue; // ctypes.cast is no site to change
+                if (scanner::isStandardLibraryFile(frame.file))
+                    continue; // ctypes.cast is no site to change
                 finding.fixSite = frame;
                 where = fmt::format(", made at {}:{}", frame.file, frame.line);
                 break;

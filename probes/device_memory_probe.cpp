@@ -66,9 +66,9 @@ bool programUsesCuda() {
 // driver's count of the whole device, torch's caching allocator, CuPy's pool, and the CUDA graph
 // memory pool (what graphs' allocation nodes hold: a graph kept by a cycle keeps it).
 struct ProgramReading {
-    std::optional<std::int64_t> used;  // cuMemGetInfo
-    std::optional<std::int64_t> torch; // torch.cuda.memory_allocated()
-    std::optional<std::int64_t> cupy;  // cupy's default pool
+    std::optional<std::int64_t> used;   // cuMemGetInfo
+    std::optional<std::int64_t> torch;  // torch.cuda.memory_allocated()
+    std::optional<std::int64_t> cupy;   // cupy's default pool
     std::optional<std::int64_t> graphs; // cuDeviceGetGraphMemAttribute(USED_MEM_CURRENT)
 };
 

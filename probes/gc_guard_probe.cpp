@@ -175,12 +175,13 @@ PyObject* onCollection(PyObject*, PyObject* args) {
             python::collector::setDebugFlags(g_watch.foreignDebug | python::GcDebugGuard::kSaveAll);
             g_watch.inForeign = true; // from here, "stop" ends it (collectionEnds included)
             // The listener reads the collector's lists before this collection reorders them.
-            PyObject* generation = PyDict_Check(info) ? PyDict_GetItemString(info, "generation") : nullptr;
+            PyObject* generation =
+                PyDict_Check(info) ? PyDict_GetItemString(info, "generation") : nullptr;
             const long asked = generation ? PyLong_AsLong(generation) : 2;
             PyErr_Clear();
             if (g_watch.listener)
-                g_watch.madeAtImport =
-                    g_watch.listener->collectionStarts(asked < 0 || asked > 2 ? 2 : static_cast<int>(asked));
+                g_watch.madeAtImport = g_watch.listener->collectionStarts(
+                    asked < 0 || asked > 2 ? 2 : static_cast<int>(asked));
         } else if (g_watch.inForeign) {
             // With DEBUG_SAVEALL what the collection found goes to gc.garbage: "collected" and
             // "uncollectable" count it (roughly: see explainForeignGarbage).

@@ -79,7 +79,8 @@ class ImportMarksProbe final : public Probe, ImportListener, ForeignCollectionLi
         collected_ = generation;
         if constexpr (!python::kCollectionsKeepTrackingOrder) {
             // Its increments move objects in the order they reach them: no later read holds.
-            unordered_ = "the program ran a collection, which on this build reorders the collector's lists";
+            unordered_ =
+                "the program ran a collection, which on this build reorders the collector's lists";
         }
         if (open_) {
             open_ = false;

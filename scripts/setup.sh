@@ -9,6 +9,7 @@ packages=(cmake g++ make pkg-config python3.11-dev
           pybind11-dev libfmt-dev libcli11-dev nlohmann-json3-dev libtomlplusplus-dev
           libgtest-dev libgmock-dev libbenchmark-dev
           libclang-14-dev
+          clang-format-14  # tests/layers/check_format.py
           debootstrap  # tests/package/bare_root.sh: the bare Debian root the wheel is tried on
           clang-16 libclang-rt-16-dev llvm-16
           chromium)  # the HTML report's test looks at it in a real browser (headless)

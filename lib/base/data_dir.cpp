@@ -54,7 +54,8 @@ std::filesystem::path dataDir() {
 
 std::filesystem::path loadedFrom() {
     Dl_info info{};
-    if (::dladdr(reinterpret_cast<void*>(&loadedFrom), &info) == 0 || !info.dli_fname || !*info.dli_fname)
+    if (::dladdr(reinterpret_cast<void*>(&loadedFrom), &info) == 0 || !info.dli_fname ||
+        !*info.dli_fname)
         return fs::read_symlink("/proc/self/exe");
     return fs::weakly_canonical(info.dli_fname);
 }

@@ -22,8 +22,8 @@ struct GateOptions : workloads::WorkloadSettings {
     std::vector<std::string> checks;   // check or workload names; empty: all
     std::optional<std::string> python; // --python
     std::chrono::seconds timeout{300}; // per worker
-    std::string baseline; // JSON of an earlier gate run to judge figures against
-    std::string budgets;  // budgets file for the baseline comparison
+    std::string baseline;              // JSON of an earlier gate run to judge figures against
+    std::string budgets;               // budgets file for the baseline comparison
     bool forwardOutput = true;
     // --probe: plug-ins (Python files, C++ shared libraries), each run in workers of its own on the
     // target and the reference; their checks are theirs (lib/workloads/probe.cpp).

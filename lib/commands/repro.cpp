@@ -630,21 +630,22 @@ std::string writeScanScript(const Report& report, const Located& located, const 
                                    baseName(settings.script), shape.types);
     }
     Header header;
-    header.title = frameCycle
-                       ? fmt::format("Reproducer: running {} leaves a frame of `{}` in a reference cycle, "
-                                     "alive until gc.collect().",
-                                     baseName(settings.script), finding.frames.front().function)
-                       : fmt::format("Reproducer: running {} leaves cycles of [{}] that only gc.collect() "
-                                     "frees.",
-                                     baseName(settings.script), finding.cycleShapes.front().types);
+    header.title =
+        frameCycle ? fmt::format("Reproducer: running {} leaves a frame of `{}` in a reference cycle, "
+                                 "alive until gc.collect().",
+                                 baseName(settings.script), finding.frames.front().function)
+                   : fmt::format("Reproducer: running {} leaves cycles of [{}] that only gc.collect() "
+                                 "frees.",
+                                 baseName(settings.script), finding.cycleShapes.front().types);
     header.paragraphs.push_back(
         "What it does: runs the script as it was scanned (its file, its arguments, the collector off "
         "from the start) with every collection saving what it finds (gc.DEBUG_SAVEALL) instead of "
         "freeing it, the script's own included, then collects once more. " +
-        std::string(frameCycle ? "It reproduces when that garbage holds a frame of the culprit."
-                               : fmt::format("It reproduces when that garbage holds at least {} objects of "
-                                             "each of the shape's types (the finding counted {} cycles).",
-                                             atLeast, finding.cycleShapes.front().count)) +
+        std::string(frameCycle
+                        ? "It reproduces when that garbage holds a frame of the culprit."
+                        : fmt::format("It reproduces when that garbage holds at least {} objects of "
+                                      "each of the shape's types (the finding counted {} cycles).",
+                                      atLeast, finding.cycleShapes.front().count)) +
         " The script is run, not reduced: cut it down to the calls that matter for an upstream report, "
         "and check that this still exits 1.");
     std::string out = headerText(header, report, located, check, settings);
@@ -656,13 +657,14 @@ std::string writeScanScript(const Report& report, const Located& located, const 
         arguments.push_back(pyString(argument));
     out += fmt::format("ARGUMENTS = [{}]\n", fmt::join(arguments, ", "));
     if (frameCycle) {
-        out += fmt::format("CULPRIT = ({}, {})  # the frame's function and file\n", pyString(culpritName),
-                           pyString(culpritFile));
+        out += fmt::format("CULPRIT = ({}, {})  # the frame's function and file\n",
+                           pyString(culpritName), pyString(culpritFile));
     } else {
         std::vector<std::string> quoted;
         for (const std::string& type : types)
             quoted.push_back(pyString(type));
-        out += fmt::format("CYCLE_TYPES = [{}]  # the types of the cycle shape\n", fmt::join(quoted, ", "));
+        out +=
+            fmt::format("CYCLE_TYPES = [{}]  # the types of the cycle shape\n", fmt::join(quoted, ", "));
         out += fmt::format("AT_LEAST = {}\n", atLeast);
     }
     out += "\n\n"
@@ -690,27 +692,31 @@ std::string writeScanScript(const Report& report, const Located& located, const 
                "              and o.f_code.co_name == CULPRIT[0]\n"
                "              and os.path.basename(o.f_code.co_filename) == CULPRIT[1]]\n"
                "    if frames:\n"
-               "        print(f\"REPRODUCED: {len(frames)} frame(s) of {CULPRIT[0]} ({CULPRIT[1]}) in reference \"\n"
-               "              f\"cycles after the script returned; with the collector off they stay, with \"\n"
+               "        print(f\"REPRODUCED: {len(frames)} frame(s) of {CULPRIT[0]} ({CULPRIT[1]}) in "
+               "reference \"\n"
+               "              f\"cycles after the script returned; with the collector off they stay, "
+               "with \"\n"
                "              f\"everything their locals and f_back chain hold\")\n"
                "        return 1\n"
                "    print(f\"CLEAN: no frame of {CULPRIT[0]} ({CULPRIT[1]}) in cyclic garbage \"\n"
                "          f\"({len(garbage)} objects collected)\")\n"
                "    return 0\n\n\n";
     } else {
-        out += "    counts = {name: 0 for name in CYCLE_TYPES}\n"
-               "    for o in garbage:\n"
-               "        name = type(o).__name__\n"
-               "        if name in counts:\n"
-               "            counts[name] += 1\n"
-               "    found = min(counts.values())\n"
-               "    shown = \", \".join(f\"{count} {name}\" for name, count in counts.items())\n"
-               "    if found >= AT_LEAST:\n"
-               "        print(f\"REPRODUCED: the script left {shown} in cyclic garbage (at least {AT_LEAST} \"\n"
-               "              f\"of each: the finding's cycles); with the collector off they stay\")\n"
-               "        return 1\n"
-               "    print(f\"CLEAN: the script left {shown} in cyclic garbage (fewer than {AT_LEAST})\")\n"
-               "    return 0\n\n\n";
+        out +=
+            "    counts = {name: 0 for name in CYCLE_TYPES}\n"
+            "    for o in garbage:\n"
+            "        name = type(o).__name__\n"
+            "        if name in counts:\n"
+            "            counts[name] += 1\n"
+            "    found = min(counts.values())\n"
+            "    shown = \", \".join(f\"{count} {name}\" for name, count in counts.items())\n"
+            "    if found >= AT_LEAST:\n"
+            "        print(f\"REPRODUCED: the script left {shown} in cyclic garbage (at least "
+            "{AT_LEAST} \"\n"
+            "              f\"of each: the finding's cycles); with the collector off they stay\")\n"
+            "        return 1\n"
+            "    print(f\"CLEAN: the script left {shown} in cyclic garbage (fewer than {AT_LEAST})\")\n"
+            "    return 0\n\n\n";
     }
     out += "if __name__ == \"__main__\":\n"
            "    sys.exit(main())\n";
@@ -1048,7 +1054,8 @@ ExitCode ReproResult::exitCode() const {
 
 ReproResult runRepro(const ReproOptions& options) {
     if (options.fromScan == !options.from.empty())
-        throw UsageError("repro: give the JSON report with --from FILE, or --from-scan -- SCRIPT [ARGS...]");
+        throw UsageError(
+            "repro: give the JSON report with --from FILE, or --from-scan -- SCRIPT [ARGS...]");
     if (options.fromScan && options.script.empty())
         throw UsageError("repro: --from-scan needs the script: --from-scan -- SCRIPT [ARGS...]");
     if (!options.out.empty() && options.out != "-" && !options.from.empty() &&

@@ -236,7 +236,6 @@ inline bool isGcTracked(PyObject* object) {
     return hasGcHeader(object) && PyObject_GC_IsTracked(object);
 }
 
-
 // ---------------------------------------------------------------------------------------------
 // Python 3.14 (not supported yet: CMakeLists.txt refuses it, and any free-threaded build, unless
 // -DLEAKGATE_ALLOW_UNTESTED_PYTHON=ON; docs/definitions.md, "What a Python 3.14 run would

@@ -41,7 +41,8 @@ void startWorkersThroughInterpreter(std::string module) {
     g_extensionModule = std::move(module);
 }
 
-std::vector<std::string> workerCommand(const workloads::WorkerSpec& spec, int specFd, const std::string& token) {
+std::vector<std::string> workerCommand(const workloads::WorkerSpec& spec, int specFd,
+                                       const std::string& token) {
     if (g_extensionModule.empty()) return {selfExecutable(), kWorkerMode, std::to_string(specFd), token};
     std::vector<std::string> argv{spec.environment.executable, "-B"};
     // As the embedded interpreter does (lib/python/interpreter.cpp): the standard modules load from

@@ -28,7 +28,8 @@ struct WorkerRequest {
 LEAKGATE_API void startWorkersThroughInterpreter(std::string module);
 
 // The command line of a worker for `spec`, its spec on descriptor `specFd`.
-std::vector<std::string> workerCommand(const workloads::WorkerSpec& spec, int specFd, const std::string& token);
+std::vector<std::string> workerCommand(const workloads::WorkerSpec& spec, int specFd,
+                                       const std::string& token);
 
 WorkloadResult runInWorker(const WorkerRequest& request);
 // A spec with `then`: one worker runs spec.workload and then each of `then`, in order; their

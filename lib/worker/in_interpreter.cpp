@@ -1,7 +1,7 @@
 // The worker started by the environment's own interpreter (the wheel's CLI): `python boot.py
 // MODULE FD TOKEN` (lib/worker/boot.py) loads the Python package's extension module from MODULE
-// and calls its `_worker_main(FD, TOKEN)`, which lands here. The interpreter has started already; this makes it
-// look to the code under test as the embedded one does (lib/python/interpreter.cpp): the spec's
+// and calls its `_worker_main(FD, TOKEN)`, which lands here. The interpreter has started already; this
+// makes it look to the code under test as the embedded one does (lib/python/interpreter.cpp): the spec's
 // sys.argv, no script folder on sys.path, an empty __main__, and `_leakgate` importable.
 #include "lib/worker/main.h"
 
@@ -43,14 +43,16 @@ int workerMainInInterpreter(const std::string& specFd, const std::string& token)
         for (const std::string& entry : spec.environment.path)
             path.append(python::fsText(entry));
         sys.attr("path") = path;
-        // boot.py's own names (and __file__) leave __main__, which then holds what a fresh interpreter's does.
-        static constexpr std::string_view kKept[] = {"__name__",   "__doc__",  "__package__",
-                                                     "__loader__", "__spec__", "__annotations__",
+        // boot.py's own names (and __file__) leave __main__, which then holds what a fresh interpreter's
+        // does.
+        static constexpr std::string_view kKept[] = {"__name__",    "__doc__",  "__package__",
+                                                     "__loader__",  "__spec__", "__annotations__",
                                                      "__builtins__"};
         py::dict main = py::module_::import("__main__").attr("__dict__");
         py::list keys = main.attr("keys")();
         for (py::handle key : keys) {
-            if (std::find(std::begin(kKept), std::end(kKept), python::textOf(key.ptr())) == std::end(kKept))
+            if (std::find(std::begin(kKept), std::end(kKept), python::textOf(key.ptr())) ==
+                std::end(kKept))
                 main.attr("pop")(key);
         }
         return std::shared_ptr<void>();

@@ -143,12 +143,11 @@ WorkloadResult runDevice(const WorkerSpec& spec) {
                 const std::vector<Run>& againstRuns = hasReference ? measured->second : noRuns;
                 ++launchCases;
                 const std::string where = fmt::format("{}({}) launched", type.name, valueRepr(value));
-                json entry = {
-                    {"type", type.name},
-                    {"value", valueRepr(value)},
-                    {"target", runsJson(targetRuns)},
-                    {"reference", hasReference ? runsJson(againstRuns) : json(nullptr)},
-                    {"flagged", json::array()}};
+                json entry = {{"type", type.name},
+                              {"value", valueRepr(value)},
+                              {"target", runsJson(targetRuns)},
+                              {"reference", hasReference ? runsJson(againstRuns) : json(nullptr)},
+                              {"flagged", json::array()}};
                 for (const Metric& metric : kMetrics) {
                     auto describe = [&](double low, double referenceHigh) {
                         return fmt::format("{}: {:.2f} {} per launch (reference: {:.2f}) in every one "

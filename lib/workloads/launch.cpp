@@ -98,7 +98,8 @@ WorkloadResult runLaunch(const WorkerSpec& spec) {
         [&] {
             forEachCase(harness, referenceTypes,
                         [&](const ScalarType& type, py::handle value, int form, py::object call) {
-                            referenceRuns[caseName(type, value, form)] = measureRuns(call, warmup, runs, calls);
+                            referenceRuns[caseName(type, value, form)] =
+                                measureRuns(call, warmup, runs, calls);
                         });
         },
         "launch-");

@@ -9,8 +9,8 @@
 // allocates, and the reference's cached packer hardly does. Each check is judged by the every-run rule
 // against the reference launch in the same worker: on CUDA, leakgate's echo kernel through
 // cuLaunchKernel with the reference runtime's packer, measured before the target is imported; on the
-// CPU (a DSL that launches there, and says so in `launch_devices`), a launch that keeps nothing. Without a GPU, and with no CPU launch, every check
-// is `skip` with the driver's reason.
+// CPU (a DSL that launches there, and says so in `launch_devices`), a launch that keeps nothing. Without
+// a GPU, and with no CPU launch, every check is `skip` with the driver's reason.
 #include "lib/workloads/workload.h"
 
 #include "leakgate/allocations.h"

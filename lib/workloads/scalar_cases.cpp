@@ -34,7 +34,8 @@ void skipAll(WorkloadResult& result, const std::vector<std::string>& checks, con
 }
 
 std::optional<py::dict> targetTypesOrSkip(WorkloadResult& result, py::module_& harness,
-                                          const WorkerSpec& spec, const std::vector<std::string>& checks) {
+                                          const WorkerSpec& spec,
+                                          const std::vector<std::string>& checks) {
     py::dict types;
     try {
         types = harness.attr("prepare_target_launch")(targetSpec(spec));

@@ -200,7 +200,8 @@ CUresult CUDAAPI cuLaunchKernel(CUfunction function, unsigned, unsigned, unsigne
 
 CUresult CUDAAPI cuDeviceGetGraphMemAttribute(CUdevice, CUgraphMem_attribute attribute, void* value) {
     if (!value) return CUDA_ERROR_INVALID_VALUE;
-    if (attribute != CU_GRAPH_MEM_ATTR_USED_MEM_CURRENT && attribute != CU_GRAPH_MEM_ATTR_RESERVED_MEM_CURRENT)
+    if (attribute != CU_GRAPH_MEM_ATTR_USED_MEM_CURRENT &&
+        attribute != CU_GRAPH_MEM_ATTR_RESERVED_MEM_CURRENT)
         return CUDA_ERROR_INVALID_VALUE;
     std::lock_guard<std::mutex> lock(mutex);
     *static_cast<cuuint64_t*>(value) = static_cast<cuuint64_t>(graphPoolBytes);

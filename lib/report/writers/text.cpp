@@ -218,8 +218,8 @@ std::string reportText(const Report& report, const TextOptions& options) {
     std::string out;
     for (const auto& result : report.results) {
         std::string role = result.role == Role::kReference ? " [reference]" : "";
-        out += fmt::format("{} {}: {} {}{} (Python {})\n", log::programName(), report.command, result.workload,
-                           displayPath(result.subject), role, report.pythonVersion);
+        out += fmt::format("{} {}: {} {}{} (Python {})\n", log::programName(), report.command,
+                           result.workload, displayPath(result.subject), role, report.pythonVersion);
         for (const auto& check : result.checks) {
             out += fmt::format("  {} {:<15} {}\n", statusWord(options, check.status), check.name,
                                check.reason);

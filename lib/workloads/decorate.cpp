@@ -76,7 +76,13 @@ WorkloadResult runDecorate(const WorkerSpec& spec) {
     py::list forms;
     try {
         py::tuple prepared = harness.attr("prepare_decorate")(targetSpec(spec), directory);
-        scanner::addHarnessFile(python::textOf(harness.attr("kernels_file")(directory)));
+        const std::string kernels = python::textOf(harness.attr("kernels_file")(directory));
+        scanner::addHarnessFile(kernels);
+        if (std::optional<std::string> wrong = sealKernels(kernels)) {
+            shutil.attr("rmtree")(directory, true);
+            result.error = WorkloadError{*wrong, std::nullopt, ""};
+            return result;
+        }
         dsl = prepared[0];
         forms = prepared[1];
         py::list missing = prepared[2];

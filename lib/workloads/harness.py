@@ -443,6 +443,7 @@ def prepare_decorate(spec, directory):
     with open(os.path.join(directory, LAZY_MODULE + ".py"), "w") as out:
         out.write(LAZY_MODULE_SOURCE if declared is None else _declared_lazy_source(declared))
     importlib.invalidate_caches()
+    _load_kernels(directory)  # before the measurement, so that leakgate seals it (sealKernels)
     if declared is None:
         present = [name for name, (attribute, _) in FORMS.items() if hasattr(dsl, attribute)]
         missing = sorted({attribute for attribute, _ in FORMS.values() if not hasattr(dsl, attribute)})
@@ -455,7 +456,6 @@ def prepare_decorate(spec, directory):
 def run_decorate(dsl, forms, depths, nbytes, directory):
     """Defines kernels and jit functions in frames holding sentinels; returns the errors."""
     errors = []
-    _load_kernels(directory)
     plan = decoration_plan(dsl)
     for name in forms:
         define = plan[name]

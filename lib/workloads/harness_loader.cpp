@@ -39,8 +39,9 @@ namespace {
 // What leakgate's own Python is made of in this worker, taken when the harness is loaded, before
 // any code under test runs: every function, class and module bound in the harness and in
 // `_leakgate` (the sentinels' module), each function's code, defaults and closure, each class's
-// attributes; and the reference runtime once the harness imported it (sealReference). The
-// harness's data (its caches, the loaded target) may change; its code may not.
+// attributes; the reference runtime once the harness imported it (sealReference) and the decorate
+// workload's kernels module (sealKernels). The harness's data (its caches, the loaded target) may
+// change; its code may not.
 class Seal {
   public:
     void add(const std::string& where, py::handle dict) {
@@ -141,6 +142,22 @@ std::optional<std::string> sealReference() {
                 name, path.empty() ? "no file" : path);
         seal->add(name, module.attr("__dict__"));
     }
+    return std::nullopt;
+}
+
+std::optional<std::string> sealKernels(const std::string& file) {
+    std::shared_ptr<Seal> seal = g_seal.lock();
+    if (!seal) return "the kernels module was loaded without leakgate's harness";
+    py::dict modules = py::module_::import("sys").attr("modules");
+    if (!modules.contains("leakgate_kernels"))
+        return "the kernels module `leakgate_kernels` was not loaded";
+    py::object module = modules["leakgate_kernels"];
+    py::object loaded = py::getattr(module, "__file__", py::none());
+    if (loaded.is_none() || py::str(loaded).cast<std::string>() != file)
+        return fmt::format("the kernels module `leakgate_kernels` is not leakgate's own ({}): the code "
+                           "under test put another in its place",
+                           loaded.is_none() ? "no file" : py::str(loaded).cast<std::string>());
+    seal->add("leakgate_kernels", module.attr("__dict__"));
     return std::nullopt;
 }
 

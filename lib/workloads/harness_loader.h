@@ -29,6 +29,12 @@ pybind11::module_ loadHarness();
 // what is wrong (a module from elsewhere: the run is `error`).
 std::optional<std::string> sealReference();
 
+// The decorate workload's kernels module (the functions that hold the sentinels while the target's
+// decorators run), loaded from `file` after the target was imported and before the measurement:
+// it must be that file, and its functions join the harness's seal, so that a decorator that
+// replaces one of them (or swaps its code) makes the measurement `error`. Returns what is wrong.
+std::optional<std::string> sealKernels(const std::string& file);
+
 // The target of a spec as the harness takes it: {"module": name} or {"path": file}.
 pybind11::dict targetSpec(const WorkerSpec& spec);
 

@@ -160,12 +160,14 @@ PyObject* onCollection(PyObject*, PyObject* args) {
     if (!PyArg_ParseTuple(args, "sO", &phase, &info)) return nullptr;
     if (g_watch.own) Py_RETURN_NONE;
     const bool start = std::string_view(phase) == "start";
+    long generation = -1; // the one collected ("start"); -1 where the info does not say
     if (start) {
-        PyObject* generation = PyDict_Check(info) ? PyDict_GetItemString(info, "generation") : nullptr;
-        g_watch.collectedAt = fmt::format("a collection of generation {} from {}",
-                                          generation ? std::to_string(PyLong_AsLong(generation)) : "?",
-                                          callerDescription());
+        PyObject* asked = PyDict_Check(info) ? PyDict_GetItemString(info, "generation") : nullptr;
+        generation = asked ? PyLong_AsLong(asked) : -1;
         PyErr_Clear();
+        g_watch.collectedAt =
+            fmt::format("a collection of generation {} from {}",
+                        generation >= 0 ? std::to_string(generation) : "?", callerDescription());
     }
     if (!g_watch.explainForeign || !g_watch.measuring || !g_watch.garbage) Py_RETURN_NONE;
     try {
@@ -174,14 +176,11 @@ PyObject* onCollection(PyObject*, PyObject* args) {
             g_watch.foreignFirst = PyList_GET_SIZE(g_watch.garbage);
             python::collector::setDebugFlags(g_watch.foreignDebug | python::GcDebugGuard::kSaveAll);
             g_watch.inForeign = true; // from here, "stop" ends it (collectionEnds included)
-            // The listener reads the collector's lists before this collection reorders them.
-            PyObject* generation =
-                PyDict_Check(info) ? PyDict_GetItemString(info, "generation") : nullptr;
-            const long asked = generation ? PyLong_AsLong(generation) : 2;
-            PyErr_Clear();
+            // The listener reads the collector's lists before this collection reorders them (an
+            // unknown generation: all of them).
             if (g_watch.listener)
                 g_watch.madeAtImport = g_watch.listener->collectionStarts(
-                    asked < 0 || asked > 2 ? 2 : static_cast<int>(asked));
+                    generation < 0 || generation > 2 ? 2 : static_cast<int>(generation));
         } else if (g_watch.inForeign) {
             // With DEBUG_SAVEALL what the collection found goes to gc.garbage: "collected" and
             // "uncollectable" count it (roughly: see explainForeignGarbage).

@@ -64,6 +64,8 @@ def check(name, venv_python, expected):
     for test in sorted((set(want_failed) | want_invalid) - set(got)):
         problems.append(f"{name}: {test} was not measured at all")
     summary = index["summary"]
+    if summary["clean"] == 0:  # nothing measured clean: the run measured nothing this check can hold
+        problems.append(f"{name}: no test was measured clean ({summary['measured']} measured): not a measurement")
     print(f"{name}: {summary['measured']} measured, {summary['clean']} clean, {summary['failed']} failed "
           f"(expected {len(want_failed)}), {summary['invalid']} could not be measured (expected "
           f"{len(want_invalid)}), {summary['not_measured']} not measured")

@@ -100,7 +100,7 @@ std::vector<Region*> g_regions; // the active regions, innermost last
 // Each region is measured once. Regions nest: a region begun while another is active measures
 // and judges its own body; the outer one counts that body as part of its own (its allocations,
 // what it left alive, and what the inner reads found in cyclic garbage and freed).
-class Region {
+class Region final : public probes::ForeignCollectionListener {
   public:
     // `held`: the held-growth probe too (its limits), off by default: its marks walk every
     // module's namespace at the start, at every import and at the end.
@@ -109,7 +109,7 @@ class Region {
         result_.workload = "region";
         result_.subject = std::move(name);
     }
-    ~Region() {
+    ~Region() override {
         if (state_ != State::kActive) return;
         // Dropped while active: end the regions begun inside it first, then give the collector
         // back.
@@ -143,6 +143,7 @@ class Region {
                 probes::sentinelRegistry().clear();
                 outer_->pauseCounting();
                 outer_->noteValidity();
+                outer_->setForeignAside();
                 outer_->readWholeHeap();
                 // What is alive now in the generations this region's reads examine (the outer
                 // body's objects so far, its garbage too) stays alive through them: they find only
@@ -167,6 +168,11 @@ class Region {
             probes_.push_back(probes::makeDeviceMemoryProbe());
             measurement_ = std::make_unique<probes::Measurement>(
                 result_, probes_, "", probes::Reads::kAll, outer_ ? kInner : kOutermost);
+            // A collection the body starts is measured, not refused: the watch explains what it
+            // finds (the frame-cycle and cyclic-garbage checks report it), and this region's reads
+            // examine the whole heap from then on (collectionStarts).
+            explainedBefore_ = probes::explainForeignCollections(true);
+            probes::listenToForeignCollections(this);
             measurement_->begin();
         } catch (...) {
             end();
@@ -183,6 +189,7 @@ class Region {
         // do not free go on to the outer region's judgement.
         std::vector<probes::TrackedSentinel> made;
         if (outer_) made = shareSentinels(probes::sentinelRegistry());
+        probes::putBackForeignCollections(std::move(foreignAside_));
         try {
             measurement_->finish();
         } catch (...) {
@@ -214,6 +221,7 @@ class Region {
         if (outer_) {
             outer_->counted_.allocations += counts.allocations;
             outer_->counted_.frees += counts.frees;
+            outer_->setForeignAside(); // what this body's collections found, the outer reports
             survivors_ = std::move(probes::sentinelRegistry());
             // A collection or gc.enable() in this body happened in the outer's too: told before
             // end() takes the gc guard's baseline again for the outer.
@@ -255,6 +263,30 @@ class Region {
     probes::AllocationCounts stopCounting() {
         pauseCounting();
         return counted_;
+    }
+
+    // A collection the body started (probes/probe.h): it moves what the body made and keeps to
+    // older generations, where objects that die later are out of the young reads. So, as when a
+    // region begins inside this one, the reads examine the whole heap from here. Only the innermost
+    // region's body is running.
+    const PointerSet* collectionStarts(int) override {
+        if (state_ != State::kActive || !measurement_ || g_regions.empty() || g_regions.back() != this)
+            return nullptr;
+        try {
+            probes::UncountedAllocations uncounted;
+            readWholeHeap();
+        } catch (py::error_already_set&) {
+            PyErr_Clear(); // read 1 finds gc.get_objects failing again, and says so
+        }
+        return nullptr;
+    }
+    void collectionEnds() override {}
+
+    // What the collections of this body found so far, set aside while a region inside it is
+    // measured (the watch keeps one measurement's at a time); finish() puts them back.
+    void setForeignAside() {
+        for (probes::ForeignCollection& collection : probes::takeForeignCollections())
+            foreignAside_.push_back(std::move(collection));
     }
 
     // A region begins inside this one: from here on this one's reads examine the whole heap, and
@@ -376,6 +408,9 @@ class Region {
     // an outer region its sentinels and its gc guard's baseline.
     void end() {
         pauseCounting();
+        probes::stopListeningToForeignCollections(this);
+        if (explainedBefore_)
+            probes::explainForeignCollections(*std::exchange(explainedBefore_, std::nullopt));
         measurement_.reset();
         probes_.clear();
         state_ = State::kDone;
@@ -432,6 +467,9 @@ class Region {
     std::vector<probes::TrackedSentinel> survivors_;      // this body's, handed to the outer
     std::optional<std::string> invalidBy_; // why the body cannot be measured, told before the reads
     Inherited inherited_;                  // what regions inside this one found and freed
+    std::vector<probes::ForeignCollection> foreignAside_; // see setForeignAside()
+    std::optional<bool>
+        explainedBefore_; // the watch's setting when this region began (end() restores it)
 };
 
 // The frame-cycle probe's explanation of `objects`, as if a DEBUG_SAVEALL collection had saved

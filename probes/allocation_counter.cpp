@@ -1,4 +1,5 @@
 #include "leakgate/allocations.h"
+#include "probes/probe.h"
 
 #include "lib/base/check.h"
 #include "lib/python/compat.h"
@@ -112,6 +113,12 @@ AllocationCounts AllocationCounter::stop() {
     // Called with the GIL held, like start(): the MEM and OBJ counts are ours to read.
     return {g_allocations.load(std::memory_order_relaxed) + g_gilAllocations,
             g_frees.load(std::memory_order_relaxed) + g_gilFrees};
+}
+
+// The counts go on where they were: only the flag is cleared, and set again.
+UncountedAllocations::UncountedAllocations() : wasCounting_(g_counting.exchange(false)) {}
+UncountedAllocations::~UncountedAllocations() {
+    if (wasCounting_) g_counting.store(true, std::memory_order_release);
 }
 
 std::optional<AllocationCounts> AllocationCounter::countCalls(PyObject* callable, std::int64_t calls) {

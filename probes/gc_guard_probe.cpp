@@ -12,10 +12,14 @@
 #include "lib/python/text.h"
 #include "lib/scanner/explain.h"
 #include "lib/scanner/labels.h"
+#include "probes/sentinel_probe.h"
 
 #include <pybind11/pybind11.h>
 
 #include <fmt/format.h>
+
+#include <algorithm>
+#include <unordered_set>
 
 namespace leakgate::probes {
 namespace {
@@ -44,8 +48,8 @@ struct Watch {
     Py_ssize_t foreignFirst = 0;   // where that collection's garbage begins in the garbage list
     long long foreignCaptured = 0; // collections the program started whose garbage was explained
     std::vector<ForeignCollection> foreign;
-    ForeignCollectionListener* listener = nullptr; // the import marks (scan)
-    const PointerSet* madeAtImport = nullptr;      // its answer for the collection in progress
+    std::vector<ForeignCollectionListener*> listeners; // the import marks (scan), regions
+    const PointerSet* madeAtImport = nullptr;          // their answer for the collection in progress
 };
 Watch g_watch;
 
@@ -100,15 +104,45 @@ void clearAsTheCollectorDoes(PyObject* list, Py_ssize_t first) {
     PyErr_Clear();
 }
 
+// The sentinels alive as a collection of the program's starts: those it then saves in the garbage
+// are found there by address (alive at the start, so no other object has it), the collector having
+// cleared their weak references.
+void noteLiveSentinels() {
+    if (!sessionActive()) return;
+    for (TrackedSentinel& sentinel : sentinelRegistry())
+        sentinel.aliveAtCollectionStart = python::weakrefIsAlive(sentinel.weakref.get());
+}
+
+// Marks the sentinels that collection found (collectedBy); answers their payloads other than the
+// host's (device, torch), by the object that holds each, for the explanation's bytes.
+scanner::Payloads collectedSentinels(const std::vector<PyObject*>& saved) {
+    scanner::Payloads payloads;
+    if (!sessionActive()) return payloads;
+    std::unordered_set<PyObject*> garbage;
+    for (TrackedSentinel& sentinel : sentinelRegistry()) {
+        if (!sentinel.aliveAtCollectionStart) continue;
+        sentinel.aliveAtCollectionStart = false;
+        if (garbage.empty()) garbage.insert(saved.begin(), saved.end());
+        if (!garbage.count(sentinel.identity)) continue;
+        if (sentinel.collectedBy.empty()) sentinel.collectedBy = g_watch.collectedAt;
+        if (sentinel.kind == "host") continue;
+        scanner::Payload& payload = payloads[sentinel.identity];
+        payload.kind = sentinel.kind;
+        payload.bytes += sentinel.bytes;
+    }
+    return payloads;
+}
+
 // A collection the program started ends: what it found is explained, then freed. `collected`:
 // what the collector says it found (the "stop" callback's info). A hook of the program that ran
 // before ours and emptied gc.garbage leaves nothing: then this collection is not counted as
 // explained, and the measurement is invalid (invalidity()).
 void explainForeignGarbage(Py_ssize_t collected) {
     g_watch.inForeign = false;
-    struct Ended { // the listener's answer stays valid until the garbage is explained (or not)
+    struct Ended { // the listeners' answer stays valid until the garbage is explained (or not)
         ~Ended() {
-            if (g_watch.listener) g_watch.listener->collectionEnds();
+            for (ForeignCollectionListener* listener : std::vector(g_watch.listeners))
+                listener->collectionEnds();
             g_watch.madeAtImport = nullptr;
         }
     } ended;
@@ -131,11 +165,14 @@ void explainForeignGarbage(Py_ssize_t collected) {
         ForeignCollection collection;
         collection.startedBy = g_watch.collectedAt;
         collection.objects = static_cast<std::int64_t>(saved.size());
+        const scanner::Payloads payloads = collectedSentinels(saved);
         bool explained = true;
         try {
+            UncountedAllocations uncounted; // the explanation is leakgate's work, not the body's
             const scanner::ObjectGraph graph = scanner::ObjectGraph::buildOver(saved);
             collection.cycles = scanner::explainFrameCycles(graph, scanner::Components::find(graph),
-                                                            nullptr, g_watch.madeAtImport);
+                                                            payloads.empty() ? nullptr : &payloads,
+                                                            g_watch.madeAtImport);
         } catch (py::error_already_set&) {
             PyErr_Clear();
             explained = false;
@@ -176,11 +213,14 @@ PyObject* onCollection(PyObject*, PyObject* args) {
             g_watch.foreignFirst = PyList_GET_SIZE(g_watch.garbage);
             python::collector::setDebugFlags(g_watch.foreignDebug | python::GcDebugGuard::kSaveAll);
             g_watch.inForeign = true; // from here, "stop" ends it (collectionEnds included)
-            // The listener reads the collector's lists before this collection reorders them (an
+            noteLiveSentinels();
+            // The listeners read the collector's lists before this collection reorders them (an
             // unknown generation: all of them).
-            if (g_watch.listener)
-                g_watch.madeAtImport = g_watch.listener->collectionStarts(
-                    generation < 0 || generation > 2 ? 2 : static_cast<int>(generation));
+            const int collected = generation < 0 || generation > 2 ? 2 : static_cast<int>(generation);
+            for (ForeignCollectionListener* listener : std::vector(g_watch.listeners)) {
+                const PointerSet* answer = listener->collectionStarts(collected);
+                if (!g_watch.madeAtImport) g_watch.madeAtImport = answer;
+            }
         } else if (g_watch.inForeign) {
             // With DEBUG_SAVEALL what the collection found goes to gc.garbage: "collected" and
             // "uncollectable" count it (roughly: see explainForeignGarbage).
@@ -347,17 +387,31 @@ void collect(int generation) {
     ++g_watch.ownCollections;
 }
 
-void explainForeignCollections(bool on) {
-    g_watch.explainForeign = on;
+bool explainForeignCollections(bool on) {
+    return std::exchange(g_watch.explainForeign, on);
 }
 
 void listenToForeignCollections(ForeignCollectionListener* listener) {
-    g_watch.listener = listener;
-    g_watch.madeAtImport = nullptr;
+    if (std::find(g_watch.listeners.begin(), g_watch.listeners.end(), listener) ==
+        g_watch.listeners.end())
+        g_watch.listeners.push_back(listener);
+}
+
+void stopListeningToForeignCollections(ForeignCollectionListener* listener) {
+    std::erase(g_watch.listeners, listener);
 }
 
 const std::vector<ForeignCollection>& foreignCollections() {
     return g_watch.foreign;
+}
+
+std::vector<ForeignCollection> takeForeignCollections() {
+    return std::exchange(g_watch.foreign, {});
+}
+
+void putBackForeignCollections(std::vector<ForeignCollection> earlier) {
+    g_watch.foreign.insert(g_watch.foreign.begin(), std::make_move_iterator(earlier.begin()),
+                           std::make_move_iterator(earlier.end()));
 }
 
 py::list collectorGarbage() {

@@ -117,7 +117,7 @@ class ImportMarksProbe final : public Probe, ImportListener, ForeignCollectionLi
   private:
     void stopListening() {
         unwatchImports(this);
-        listenToForeignCollections(nullptr);
+        stopListeningToForeignCollections(this);
     }
 
     // What an import made and the collection kept: the collection moved some of it to the end of

@@ -17,6 +17,19 @@
 
 namespace leakgate::probes {
 
+// What leakgate allocates while the measured code runs (explaining a collection the program
+// started) is not that code's: the allocation counter stops for the scope, if it was counting.
+class UncountedAllocations {
+  public:
+    UncountedAllocations();
+    ~UncountedAllocations();
+    UncountedAllocations(const UncountedAllocations&) = delete;
+    UncountedAllocations& operator=(const UncountedAllocations&) = delete;
+
+  private:
+    bool wasCounting_;
+};
+
 // Disables the cyclic GC and starts the watch (probes/gc_guard_probe.cpp): gc.enable() by the
 // code under test, every collection leakgate does not start itself, and the collector's
 // thresholds, frozen objects and debug flags. The worker calls it before it loads anything of
@@ -32,10 +45,15 @@ struct ForeignCollection {
 };
 // Those of the current measurement, oldest first (cleared when the next measurement begins).
 const std::vector<ForeignCollection>& foreignCollections();
-// Off by default: such a collection makes the measurement `error`. A weakref sentinel in the
-// garbage it finds is cleared by it, so a workload whose verdicts rest on sentinels (gate, the
-// package's regions) keeps it off; `scan` turns it on and errs only where its script placed one.
-void explainForeignCollections(bool on);
+// A region that another begins inside sets its own aside (take), and puts them back before its
+// reads (before those the measurement gathered since).
+std::vector<ForeignCollection> takeForeignCollections();
+void putBackForeignCollections(std::vector<ForeignCollection> earlier);
+// Off by default: such a collection makes the measurement `error` (the gate's workloads, whose
+// targets are judged as they run under gc.disable()). `scan` and the package's regions turn it on.
+// A sentinel such a collection finds is freed by it: the watch tells the sentinel probe, which
+// judges it freed-by-gc-only (TrackedSentinel::collectedBy). Returns the setting it replaces.
+bool explainForeignCollections(bool on);
 // Something of leakgate's own that the code under test must not change (the harness's functions,
 // `_leakgate`'s): asked before the reads of every measurement; a message (what was changed) makes
 // the measurement `error`. One at a time: a new one replaces the last (each workload loads its
@@ -69,8 +87,8 @@ struct ImportTime {
 // Told of each collection the program starts while its garbage is explained
 // (explainForeignCollections): collectionStarts(generation) comes before the collector moves
 // anything and answers the objects an import made among those that collection can free (or
-// null), valid until collectionEnds(), which comes once that garbage was explained. One at a
-// time: a new one replaces the last; null removes it.
+// null), valid until collectionEnds(), which comes once that garbage was explained. Several may
+// listen (the import marks, a region): the first answer that is not null is the one used.
 class ForeignCollectionListener {
   public:
     virtual ~ForeignCollectionListener() = default;
@@ -78,6 +96,7 @@ class ForeignCollectionListener {
     virtual void collectionEnds() = 0;
 };
 void listenToForeignCollections(ForeignCollectionListener* listener);
+void stopListeningToForeignCollections(ForeignCollectionListener* listener);
 // Places the marks (no check of its own): must come before the probes that read `time`. It also
 // tells the gc watch which objects of a collection the program starts an import made, so that
 // what such a collection finds is judged as the final read's garbage is (listens as above).

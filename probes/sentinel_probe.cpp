@@ -72,9 +72,18 @@ class SentinelProbe final : public Probe {
         std::map<std::string, std::map<std::string, std::int64_t>> byVerdict; // verdict -> kind -> bytes
         std::int64_t pinnedTotal = 0;
         std::vector<const TrackedSentinel*> neverFreedSentinels;
+        int collectedByProgram = 0;
+        std::string firstCollection;
         for (auto& sentinel : sentinelRegistry()) {
             sentinel.aliveAfterCollection = isAlive(sentinel);
-            std::string verdict = !sentinel.aliveAfterReturn      ? "freed-by-refcount"
+            // One a collection of the program's found was pinned until a collection, as one the
+            // collection of read 3 frees is.
+            if (!sentinel.collectedBy.empty()) {
+                ++collectedByProgram;
+                if (firstCollection.empty()) firstCollection = sentinel.collectedBy;
+            }
+            std::string verdict = !sentinel.collectedBy.empty()   ? "freed-by-gc-only"
+                                  : !sentinel.aliveAfterReturn    ? "freed-by-refcount"
                                   : sentinel.aliveAfterCollection ? "never-freed"
                                                                   : "freed-by-gc-only";
             if (verdict == "never-freed") neverFreedSentinels.push_back(&sentinel);
@@ -156,6 +165,11 @@ class SentinelProbe final : public Probe {
                 fmt::format("{} of {} sentinels outlived their frames ({} {}): {} pinned until {}",
                             total - freedByRefcount, total, neverFreed ? neverFreed : gcOnly, verdict,
                             bytesOf(verdict), neverFreed ? "the process ends" : "gc.collect()");
+        }
+        if (collectedByProgram > 0) {
+            reason +=
+                fmt::format("; {} of them freed by a collection the program started (the first: {})",
+                            collectedByProgram, firstCollection);
         }
         if (!holders.empty()) {
             // The path from a root, as retained-frame gives it for frames: where to look first.

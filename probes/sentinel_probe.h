@@ -21,6 +21,10 @@ struct TrackedSentinel {
     PyObject* identity = nullptr; // Borrowed reference, valid only while the weakref is alive or
                                   // the object sits in gc.garbage
     bool aliveAfterReturn = false;
+    // A collection the program started found it in cyclic garbage (what started it): it was
+    // pinned until a collection, and that one freed it (probes/gc_guard_probe.cpp).
+    std::string collectedBy;
+    bool aliveAtCollectionStart = false; // of the program's collection in progress
     bool inSavedGarbage = false;
     bool aliveAfterCollection = false;
 };

@@ -222,20 +222,6 @@ WorkloadResult runScript(const WorkerSpec& spec) {
                 humanBytes(std::max<std::int64_t>(bytes, 0))));
         }
     }
-    if (!result.sentinels.empty() && !probes::foreignCollections().empty()) {
-        // Such a collection cleared the weakrefs of the sentinels it found: their verdicts did not
-        // measure what reference counting alone frees.
-        for (CheckResult& check : result.checks) {
-            if (check.name != "sentinels") continue;
-            check.status = Status::kError;
-            check.reason = fmt::format(
-                "{} collection{} the program started ran while its sentinels were alive "
-                "(the first: {}), so their verdicts are not measured",
-                probes::foreignCollections().size(), probes::foreignCollections().size() == 1 ? "" : "s",
-                probes::foreignCollections().front().startedBy);
-            check.amount.reset();
-        }
-    }
     if (result.sentinels.empty()) {
         // Nothing placed: the sentinel check measured nothing the script asked for, and the
         // device-memory check measured only where the program used CUDA itself (its own memory,

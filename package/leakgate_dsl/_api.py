@@ -18,8 +18,9 @@ SENTINEL_RULES = ("freed-by-refcount", "freed-by-gc")
 
 
 class MeasurementError(RuntimeError):
-    """The measurement could not be made, so there is no verdict (never a pass): a collection
-    leakgate did not start ran, gc was re-enabled, or the measured code raised."""
+    """The measurement could not be made, so there is no verdict (never a pass): gc was
+    re-enabled, a collection ran whose garbage leakgate could not read, or the measured code
+    raised."""
 
 
 class Region:

@@ -80,7 +80,7 @@ class SentinelVerdict:
 @dataclass(frozen=True)
 class Result:
     """One measurement (a region, or explain()). `valid` is False when the measurement could not
-    be made (a collection leakgate did not start, gc re-enabled, the body raised): then `error`
+    be made (gc re-enabled, a collection whose garbage could not be read, the body raised): then `error`
     says why, and no check passed."""
 
     name: str

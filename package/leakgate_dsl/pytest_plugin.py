@@ -8,8 +8,9 @@
 
 A marked test's body (the test function's call, not its fixtures) runs in a region: gc disabled,
 then the three reads after it returns. A limit it breaks fails the test with leakgate's
-explanation; a measurement that could not be made (a collection leakgate did not start) fails it
-too, never passes it. `--leakgate` measures every test with the default limits. The figures go to
+explanation; a measurement that could not be made (gc re-enabled, a collection whose garbage
+leakgate could not read) fails it too, never passes it. A body that collects is measured: what its
+collection found is reported with the reads' findings. `--leakgate` measures every test with the default limits. The figures go to
 the test's user_properties, so `--junitxml` carries them. `worker=True` (or `--leakgate-worker`)
 runs the measured call in a forked worker process: a crash or a hang there fails that test only.
 """

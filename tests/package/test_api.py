@@ -99,14 +99,78 @@ def test_with_statement_region_and_gc_state_restored(model):
         gc.enable()
 
 
-def test_a_collection_by_anyone_else_makes_the_result_invalid_never_clean(clean_model):
-    def collects():
-        decorate_with(clean_model)
+def test_a_collection_the_body_starts_is_measured_not_refused(model, clean_model):
+    def collects(dsl):
+        decorate_with(dsl)
         gc.collect()
 
-    result = leakgate_dsl.measure(collects)
+    result = leakgate_dsl.measure(collects, model)
+    assert result.valid, result.error
+    assert [c.culprit.function for c in result.frame_cycles] == [KERNEL]
+    assert "which the program started" in result.check("frame-cycle").reason, result.text
+    # The body's collection freed the sentinel its frame cycle pinned: pinned until a collection.
+    assert [v.verdict for v in result.sentinels] == ["freed-by-gc-only"]
+    assert "freed by a collection the program started" in result.check("sentinels").reason
+    leakgate_dsl.assert_clean(leakgate_dsl.measure(collects, clean_model))
+
+
+def test_what_the_body_keeps_past_its_collection_and_drops_later_is_read():
+    # The body's collection moves what it keeps to the oldest generation; a cycle dropped after it
+    # is found there by the reads, which examine the whole heap from that collection on.
+    def keeps_then_drops():
+        kept = {"payload": bytearray(MIB)}
+        kept["self"] = kept
+        tensor = leakgate_dsl.sentinel("tensor", MIB)
+        holder = [tensor]
+        holder.append(holder)
+        gc.collect()
+        del kept, tensor, holder
+
+    result = leakgate_dsl.measure(keeps_then_drops)
+    assert result.valid, result.error
+    assert [v.verdict for v in result.sentinels] == ["freed-by-gc-only"]
+    assert "found by" not in result.check("sentinels").reason
+
+
+def test_garbage_from_before_the_region_is_not_the_bodys():
+    class Node:
+        pass
+
+    gc.disable()
+    try:
+        old = Node()
+        old.me = old
+        old.frame = sys._getframe()
+        gc.collect()  # alive: in the oldest generation
+        del old       # garbage there, before the region
+        result = leakgate_dsl.measure(gc.collect)
+    finally:
+        gc.collect()
+        gc.enable()
+    leakgate_dsl.assert_clean(result)
+
+
+def test_a_collection_whose_garbage_a_hook_hides_makes_the_result_invalid(clean_model):
+    # A gc.callbacks hook of the program's, run before leakgate's, empties gc.garbage: what that
+    # collection found cannot be read, so the measurement is not made.
+    def hides(phase, info):
+        if phase == "stop":
+            gc.garbage.clear()
+
+    def collects_a_cycle():
+        decorate_with(clean_model)
+        cycle = []
+        cycle.append(cycle)
+        del cycle
+        gc.collect()
+
+    gc.callbacks.insert(0, hides)
+    try:
+        result = leakgate_dsl.measure(collects_a_cycle)
+    finally:
+        gc.callbacks.remove(hides)
     assert not result.valid
-    assert "collection" in result.error and "leakgate did not start" in result.error
+    assert "leakgate did not start" in result.error, result.error
     assert all(c.status == "error" for c in result.checks if c.name != "device-memory")
     with pytest.raises(leakgate_dsl.MeasurementError, match="could not measure"):
         leakgate_dsl.assert_clean(result)
@@ -211,16 +275,30 @@ def test_sentinels_of_the_outer_and_of_the_inner_each_judged_where_they_belong(m
     assert outer.result.check("sentinels").status == "pass", outer.result.text
 
 
-def test_a_collection_in_an_inner_region_invalidates_both(clean_model):
+def test_collections_in_nested_regions_are_each_regions_own(model, clean_model):
     with leakgate_dsl.region("outer") as outer:
-        inner = leakgate_dsl.measure(gc.collect)
-    assert not inner.valid and "leakgate did not start" in inner.error
-    assert not outer.result.valid and "in region `collect` inside it" in outer.result.error
-    with leakgate_dsl.region("outer") as outer:  # one before the inner region: the outer's
-        gc.collect()
+        decorate_with(model)
+        gc.collect()  # before the inner region: the outer's
         inner = leakgate_dsl.measure(decorate_with, clean_model)
+        gc.collect()  # after it: the outer's too
     assert inner.valid, inner.error
-    assert not outer.result.valid and "leakgate did not start" in outer.result.error
+    leakgate_dsl.assert_clean(inner)
+    assert outer.result.valid, outer.result.error
+    assert [c.culprit.function for c in outer.result.frame_cycles] == [KERNEL]
+    assert "inside it" not in outer.result.check("frame-cycle").reason
+    with leakgate_dsl.region("outer") as outer:
+        def collects():
+            decorate_with(model)
+            gc.collect()
+        inner = leakgate_dsl.measure(collects)
+    assert inner.valid and [c.culprit.function for c in inner.frame_cycles] == [KERNEL]
+    assert outer.result.valid, outer.result.error
+    assert "collects` inside it" in outer.result.check("frame-cycle").reason
+    with leakgate_dsl.region("outer") as outer:
+        inner = leakgate_dsl.measure(gc.enable)
+        gc.disable()
+    assert not inner.valid and "re-enabled" in inner.error
+    assert not outer.result.valid and "in region `enable` inside it" in outer.result.error
 
 
 def test_what_an_inner_region_that_raised_left_is_read_by_the_outer(model):

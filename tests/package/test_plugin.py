@@ -124,7 +124,7 @@ def test_fine():
     assert "sentinels must be one of" in output and "'sometimes'" in output, output
 
 
-def test_pytests_own_collections_do_not_invalidate_but_the_bodys_do(pytester):
+def test_pytests_own_collections_and_the_bodys_are_measured(pytester):
     pytester.makeconftest("""
 import gc
 import pytest
@@ -137,6 +137,7 @@ def collects_around_the_test():
 """)
     pytester.makepyfile("""
 import gc
+import sys
 import pytest
 
 @pytest.mark.leakgate
@@ -146,11 +147,27 @@ def test_clean_body():
 @pytest.mark.leakgate
 def test_body_collects():
     gc.collect()
+
+def keeps_its_frame():
+    frame = sys._getframe()
+
+@pytest.mark.leakgate
+def test_body_collects_a_frame_cycle():
+    keeps_its_frame()
+    gc.collect()
+
+@pytest.mark.leakgate
+def test_body_enables_gc():
+    gc.enable()
 """)
     run = pytester.runpytest_subprocess("-rA")
-    run.assert_outcomes(passed=1, failed=1)
+    run.assert_outcomes(passed=2, failed=2)
     output = run.stdout.str()
-    assert "could not measure" in output and "leakgate did not start" in output, output
+    failures = sections(output)
+    cycle = failures["test_body_collects_a_frame_cycle"]
+    assert "keeps_its_frame" in cycle and "which the program started" in cycle, cycle
+    enables = failures["test_body_enables_gc"]
+    assert "could not measure" in enables and "re-enabled the cyclic GC" in enables, enables
     assert "During handling" not in output, output
 
 
@@ -514,8 +531,8 @@ def test_the_models_culprit_again():
     def kernel():
         pass
 
-def test_collects():
-    gc.collect()
+def test_enables_gc():
+    gc.enable()
 
 def test_skips():
     pytest.skip("not here")
@@ -545,13 +562,13 @@ def test_failures_are_short_and_the_session_ends_with_a_summary_of_culprits(pyte
     run.assert_outcomes(passed=1, failed=3, skipped=1)
     output = run.stdout.str()
     failures = sections(output)
-    for name in ("test_three_culprits", "test_the_models_culprit_again", "test_collects"):
+    for name in ("test_three_culprits", "test_the_models_culprit_again", "test_enables_gc"):
         assert len(failures[name].splitlines()) <= 25, failures[name]
     three = failures["test_three_culprits"]
     assert "and 2 more findings:" in three and "and 4 more sentinels" in three, three
     assert "6 sentinels were freed-by-gc-only (`tensor0`, `tensor1`, `tensor2` and 3 more" in three, three
     assert "PASS " not in three and "fix:" in three, three
-    assert failures["test_collects"].count("leakgate did not start") == 1, failures["test_collects"]
+    assert failures["test_enables_gc"].count("re-enabled the cyclic GC") == 1, failures["test_enables_gc"]
     summary = output.split("= leakgate =")[1].split("\n=")[0]
     assert ("5 measured tests: 1 clean, 2 failed on leakgate's limits, 1 could not be measured, "
             "1 not measured") in summary, summary
@@ -559,7 +576,7 @@ def test_failures_are_short_and_the_session_ends_with_a_summary_of_culprits(pyte
     assert [count for count, _ in culprits[:3]] == ["2", "1", "1"], summary
     assert KERNEL in culprits[0][1] and "cur_frame" in culprits[0][1], summary
     assert sum(KERNEL in culprit for _, culprit in culprits) == 1, summary
-    assert "could not measure, by reason:" in summary and "test_collects" in summary, summary
+    assert "could not measure, by reason:" in summary and "test_enables_gc" in summary, summary
 
 
 REPORTED = HEADER + """
@@ -582,9 +599,9 @@ def test_odd_ids(name):
     KEPT.append(sys._getframe())
     KEPT.clear()
 
-def test_collects():
+def test_enables_gc():
     import gc
-    gc.collect()
+    gc.enable()
 
 def test_raises():
     raise ValueError("its own failure")
@@ -608,7 +625,7 @@ def test_leakgate_report_writes_each_measured_tests_report_and_an_index(pytester
     assert {name: entry["outcome"] for name, entry in tests.items()} == {
         "test_leaks": "failed", "test_clean": "clean", "test_odd_ids[a/b c]": "clean",
         "test_odd_ids[a_b_c]": "clean", "test_odd_ids[\\xfcn\\xef:*?]": "clean",
-        "test_collects": "invalid", "test_raises": "not-measured"}
+        "test_enables_gc": "invalid", "test_raises": "not-measured"}
     assert index["summary"] == {"measured": 7, "clean": 4, "failed": 1, "invalid": 1, "not_measured": 1}
     files = sorted(path.name for path in directory.iterdir() if path.name != "index.json")
     assert len(files) == 6 and len(set(files)) == 6, files  # each measured test's, none for raises
@@ -626,7 +643,7 @@ def test_leakgate_report_writes_each_measured_tests_report_and_an_index(pytester
     assert tests["test_leaks"]["culprits"] == [leaks["findings"][0]["summary"]]
     output = run.stdout.str()
     assert f"(all in out/reports/{tests['test_leaks']['report']})" in output, output
-    assert f"the whole report: out/reports/{tests['test_collects']['report']}" in output, output
+    assert f"the whole report: out/reports/{tests['test_enables_gc']['report']}" in output, output
     assert "reports: " in output and "index.json" in output
 
 

@@ -2,11 +2,14 @@
 
 #include "leakgate/errors.h"
 #include "lib/base/data_dir.h"
+#include "lib/python/compat.h"
+#include "lib/python/text.h"
 
 #include "probes/probe.h"
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <memory>
 #include <optional>
 
@@ -36,12 +39,14 @@ py::module_ loadOwnModule(const std::string& relativePath, const std::string& mo
 
 namespace {
 
-// What leakgate's own Python is made of in this worker, taken when the harness is loaded, before
-// any code under test runs: every function, class and module bound in the harness and in
-// `_leakgate` (the sentinels' module), each function's code, defaults and closure, each class's
-// attributes; the reference runtime once the harness imported it (sealReference) and the decorate
-// workload's kernels module (sealKernels). The harness's data (its caches, the loaded target) may
-// change; its code may not.
+// What leakgate's own Python is made of in this worker, taken when the harness
+// is loaded, before any code under test runs: every function, class and module
+// bound in the harness and in
+// `_leakgate` (the sentinels' module), each function's code, defaults and
+// closure, each class's attributes; the reference runtime once the harness
+// imported it (sealReference) and the decorate workload's kernels module
+// (sealKernels). The harness's data (its caches, the loaded target) may change;
+// its code may not.
 class Seal {
   public:
     void add(const std::string& where, py::handle dict) {
@@ -84,13 +89,15 @@ class Seal {
     }
 
     std::optional<std::string> changed() const {
+        if (changedWhileRunning_) return changedWhileRunning_;
         for (const Entry& entry : entries_) {
-            PyObject* now = PyDict_GetItemWithError(entry.dict.ptr(), entry.key.ptr()); // Borrowed
+            PyObject* now = PyDict_GetItemWithError(entry.dict.ptr(),
+                                                    entry.key.ptr()); // Borrowed
             if (!now) PyErr_Clear();
             if (now != entry.value.ptr())
-                return fmt::format(
-                    "leakgate's harness was changed under it: `{}` was {} by the code under test",
-                    entry.name, now ? "replaced" : "deleted");
+                return fmt::format("leakgate's harness was changed under it: `{}` was "
+                                   "{} by the code under test",
+                                   entry.name, now ? "replaced" : "deleted");
             if (!entry.code) continue;
             auto* function = reinterpret_cast<PyFunctionObject*>(now);
             auto same = [](PyObject* field, const py::object& kept) {
@@ -100,13 +107,55 @@ class Seal {
                 !same(function->func_defaults, entry.defaults) ||
                 !same(function->func_kwdefaults, entry.kwdefaults) ||
                 !same(function->func_closure, entry.closure))
-                return fmt::format(
-                    "leakgate's harness was changed under it: the code, defaults or closure of `{}` "
-                    "were replaced by the code under test",
-                    entry.name);
+                return fmt::format("leakgate's harness was changed under it: the code, "
+                                   "defaults or closure of `{}` "
+                                   "were replaced by the code under test",
+                                   entry.name);
         }
         return std::nullopt;
     }
+
+    // A sealed dict's entry rebound or removed, the dict cleared or replaced in
+    // bulk (the watchers, from 3.12): remembered with where the code under test
+    // did it.
+    void dictChanged(int event, PyObject* dict, PyObject* key, PyObject* value) {
+        if (changedWhileRunning_) return;
+        for (const Entry& entry : entries_) {
+            if (entry.dict.ptr() != dict) continue;
+            if (key) {
+                const int same = PyObject_RichCompareBool(key, entry.key.ptr(), Py_EQ);
+                if (same < 0) PyErr_Clear();
+                if (same != 1 || value == entry.value.ptr()) continue;
+            }
+            static_cast<void>(event);
+            changedWhileRunning_ =
+                fmt::format("leakgate's harness was changed under it while the workload ran: "
+                            "`{}` was {} by the "
+                            "code under test ({}), even if it was put back before the reads",
+                            entry.name, value ? "replaced" : "deleted", whereNow());
+            return;
+        }
+    }
+    void functionChanged(PyFunctionObject* function) {
+        if (changedWhileRunning_) return;
+        for (const Entry& entry : entries_) {
+            if (!entry.code || entry.value.ptr() != reinterpret_cast<PyObject*>(function)) continue;
+            changedWhileRunning_ = fmt::format("leakgate's harness was changed under it while the "
+                                               "workload ran: the code or "
+                                               "defaults of `{}` were replaced by the code under test "
+                                               "({}), even if they were put "
+                                               "back before the reads",
+                                               entry.name, whereNow());
+            return;
+        }
+    }
+
+    // From 3.12: every sealed dict and function watched from now on. The watches
+    // stay for the process (a later seal may share a dict, `_leakgate`'s); the
+    // callbacks ask the current seal only. A watcher that cannot be had (CPython
+    // gives 8 of each kind per interpreter) leaves the check before the reads, as
+    // on 3.10 and 3.11.
+    void watch();
 
   private:
     struct Entry {
@@ -114,15 +163,78 @@ class Seal {
         py::object dict, key, value;
         py::object code, defaults, kwdefaults, closure; // functions
     };
+    static std::string whereNow() {
+        PyFrameObject* frame = PyEval_GetFrame(); // Borrowed reference
+        if (!frame) return "from native code";
+        python::OwnedRef code = python::frameCode(frame);
+        if (!code) return "at an unknown place";
+        auto* raw = reinterpret_cast<PyCodeObject*>(code.get());
+        return fmt::format("at {}:{}", python::textOf(raw->co_filename), PyFrame_GetLineNumber(frame));
+    }
     std::vector<Entry> entries_;
+    std::vector<py::object> watched_; // the dicts this seal gave to PyDict_Watch
+    std::optional<std::string> changedWhileRunning_;
     int depth_ = 0;
 };
 
-// The seal of the harness loaded last (held by the integrity check; weak here, so that nothing of
-// Python's is released after the interpreter ends).
+// The seal of the harness loaded last (held by the integrity check; weak here,
+// so that nothing of Python's is released after the interpreter ends).
 std::weak_ptr<Seal> g_seal;
 
+#if PY_VERSION_HEX >= 0x030C0000
+// From 3.12, CPython tells watchers of each change to a watched dict and to any
+// function's code or defaults as it happens: the seal watches its dicts and
+// functions (Seal::watch), so a change undone before the reads is still seen.
+int onDictChange(PyDict_WatchEvent event, PyObject* dict, PyObject* key, PyObject* value) {
+    if (std::shared_ptr<Seal> seal = g_seal.lock()) seal->dictChanged(event, dict, key, value);
+    return 0;
+}
+int onFunctionChange(PyFunction_WatchEvent event, PyFunctionObject* function, PyObject*) {
+    if (event == PyFunction_EVENT_CREATE || event == PyFunction_EVENT_DESTROY) return 0;
+    if (std::shared_ptr<Seal> seal = g_seal.lock()) seal->functionChanged(function);
+    return 0;
+}
+#endif
+
 } // namespace
+
+#if PY_VERSION_HEX >= 0x030C0000
+int dictWatcher() {
+    static int id = [] {
+        const int got = PyDict_AddWatcher(onDictChange);
+        if (got < 0) PyErr_Clear();
+        return got;
+    }();
+    return id;
+}
+int functionWatcher() {
+    static int id = [] {
+        const int got = PyFunction_AddWatcher(onFunctionChange);
+        if (got < 0) PyErr_Clear();
+        return got;
+    }();
+    return id;
+}
+#endif
+
+void Seal::watch() {
+#if PY_VERSION_HEX >= 0x030C0000
+    (void)functionWatcher(); // one for the process: it hears of every function's
+                             // change
+    const int dicts = dictWatcher();
+    if (dicts < 0) return;
+    for (const Entry& entry : entries_) {
+        const bool known = std::any_of(watched_.begin(), watched_.end(),
+                                       [&](const py::object& dict) { return dict.is(entry.dict); });
+        if (known) continue;
+        if (PyDict_Watch(dicts, entry.dict.ptr()) < 0) {
+            PyErr_Clear();
+            continue;
+        }
+        watched_.push_back(entry.dict);
+    }
+#endif
+}
 
 std::optional<std::string> sealReference() {
     std::shared_ptr<Seal> seal = g_seal.lock();
@@ -136,12 +248,13 @@ std::optional<std::string> sealReference() {
         py::object file = py::getattr(module, "__file__", py::none());
         const std::string path = file.is_none() ? std::string() : py::str(file).cast<std::string>();
         if (!path.starts_with(home))
-            return fmt::format(
-                "the reference runtime's `{}` is not leakgate's own ({}): the code under test "
-                "put another in its place",
-                name, path.empty() ? "no file" : path);
+            return fmt::format("the reference runtime's `{}` is not leakgate's own "
+                               "({}): the code under test "
+                               "put another in its place",
+                               name, path.empty() ? "no file" : path);
         seal->add(name, module.attr("__dict__"));
     }
+    seal->watch();
     return std::nullopt;
 }
 
@@ -154,10 +267,12 @@ std::optional<std::string> sealKernels(const std::string& file) {
     py::object module = modules["leakgate_kernels"];
     py::object loaded = py::getattr(module, "__file__", py::none());
     if (loaded.is_none() || py::str(loaded).cast<std::string>() != file)
-        return fmt::format("the kernels module `leakgate_kernels` is not leakgate's own ({}): the code "
+        return fmt::format("the kernels module `leakgate_kernels` is not "
+                           "leakgate's own ({}): the code "
                            "under test put another in its place",
                            loaded.is_none() ? "no file" : py::str(loaded).cast<std::string>());
     seal->add("leakgate_kernels", module.attr("__dict__"));
+    seal->watch();
     return std::nullopt;
 }
 
@@ -170,6 +285,7 @@ py::module_ loadHarness() {
     seal->add(kHarnessModule, harness.attr("__dict__"));
     seal->add("_leakgate", py::module_::import("_leakgate").attr("__dict__"));
     g_seal = seal;
+    seal->watch();
     probes::setIntegrityCheck([seal] { return seal->changed(); });
     return harness;
 }
@@ -202,7 +318,8 @@ std::string raisedAt(const pybind11::error_already_set& error) {
         entries.push_back(entry);
     auto describe = [](py::handle entry) {
         py::handle code = entry.attr("tb_frame").attr("f_code");
-        // tb_lineno through Python: from 3.12 the C field is computed on first access (-1 before).
+        // tb_lineno through Python: from 3.12 the C field is computed on first
+        // access (-1 before).
         return fmt::format("`{}` ({}:{})", py::str(code.attr("co_name")).cast<std::string>(),
                            py::str(code.attr("co_filename")).cast<std::string>(),
                            entry.attr("tb_lineno").cast<long>());

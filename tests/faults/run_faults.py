@@ -14,6 +14,8 @@ A case is a Python file (the script or target the fault lives in) whose header s
   # absent: PATH                      must not exist afterwards (may repeat)
   # json: a.0.b                       with `--json -` appended, that key path exists in the report
   # json-file: PATH                   that file is a whole JSON report
+  # python: >=3.12                    only where leakgate embeds that CPython or a later one (a
+                                      defence CPython gives from that version on); skipped elsewhere
 Each case runs in a temporary directory of its own, with a marker in its environment; afterwards
 no process may carry the marker (every process leakgate or the fault started is gone). The runner
 fails when any case does not behave; --table prints the matrix as Markdown.
@@ -24,6 +26,7 @@ import codecs
 import concurrent.futures
 import json
 import os
+import re
 import shlex
 import signal
 import subprocess
@@ -33,7 +36,7 @@ import time
 import uuid
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-KEYS = {"fault", "run", "exit", "name", "send", "text", "text-absent", "absent", "json", "json-file"}
+KEYS = {"fault", "run", "exit", "name", "send", "text", "text-absent", "absent", "json", "json-file", "python"}
 
 
 def read_case(path):
@@ -74,9 +77,29 @@ def survivors(marker):
     return found
 
 
-def run_case(leakgate, path):
+def embedded_python(leakgate):
+    """The CPython leakgate embeds, from `leakgate --version` ("leakgate 0.2.0 (Python 3.11)")."""
+    said = subprocess.run([leakgate, "--version"], capture_output=True, text=True, timeout=60).stdout
+    found = re.search(r"\(Python (\d+)\.(\d+)", said)
+    if not found:
+        raise SystemExit(f"cannot tell which CPython {leakgate} embeds: {said!r}")
+    return int(found.group(1)), int(found.group(2))
+
+
+def applies(case, version):
+    wanted = case.get("python")
+    if not wanted:
+        return True
+    if not wanted.startswith(">="):
+        raise SystemExit(f"{case['file']}: `# python:` takes >=X.Y, not {wanted!r}")
+    return version >= tuple(int(part) for part in wanted[2:].split("."))
+
+
+def run_case(leakgate, path, version):
     case = read_case(path)
     problems = []
+    if not applies(case, version):
+        return case, None, [], 0.0, problems
     with tempfile.TemporaryDirectory(prefix="leakgate-fault-") as directory:
         name = codecs.escape_decode(case.get("name", case["file"]).encode())[0]
         script = os.path.join(os.fsencode(directory), name)
@@ -160,13 +183,21 @@ def main():
     directory = os.path.join(HERE, "cases")
     paths = [os.path.join(directory, name) for name in (options.cases or sorted(os.listdir(directory)))
              if name.endswith(".py")]
+    version = embedded_python(leakgate)
     with concurrent.futures.ThreadPoolExecutor(max_workers=2) as pool:
-        outcomes = list(pool.map(lambda path: run_case(leakgate, path), paths))
+        outcomes = list(pool.map(lambda path: run_case(leakgate, path, version), paths))
     failed = 0
     if options.table:
         print("| fault | exit | files left | verdict |")
         print("|---|---|---|---|")
+    skipped = 0
     for case, code, files, seconds, problems in outcomes:
+        if code is None:
+            skipped += 1
+            if not options.table:
+                print(f"skip {case['file']}: needs CPython {case['python']}, leakgate embeds "
+                      f"{version[0]}.{version[1]}")
+            continue
         failed += bool(problems)
         verdict = "ok" if not problems else "WRONG: " + "; ".join(problems)
         if options.table:
@@ -175,7 +206,9 @@ def main():
         else:
             print(f"{'ok  ' if not problems else 'FAIL'} {case['file']} ({seconds:.1f} s): {case['fault']}"
                   + ("" if not problems else "\n     " + "\n     ".join(problems)))
-    print(f"{len(outcomes) - failed} of {len(outcomes)} faults handled as expected")
+    ran = len(outcomes) - skipped
+    print(f"{ran - failed} of {ran} faults handled as expected"
+          + (f" ({skipped} skipped: not for this CPython)" if skipped else ""))
     return 1 if failed else 0
 
 

@@ -456,7 +456,7 @@ int runCli(const std::vector<std::string>& args) {
     for (const std::string& arg : args)
         argv.push_back(const_cast<char*>(arg.c_str()));
     argv.push_back(nullptr);
-    const std::string module = loadedFrom().string();
+    const std::string module = base::loadedFrom().string();
     int code = 0;
     {
         py::gil_scoped_release released;

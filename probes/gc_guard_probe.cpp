@@ -44,8 +44,8 @@ struct Watch {
     Py_ssize_t foreignFirst = 0;   // where that collection's garbage begins in the garbage list
     long long foreignCaptured = 0; // collections the program started whose garbage was explained
     std::vector<ForeignCollection> foreign;
-    ForeignCollectionListener* listener = nullptr; // the import marks (scan)
-    const PointerSet* madeAtImport = nullptr;      // its answer for the collection in progress
+    ForeignCollectionListener* listener = nullptr;  // the import marks (scan)
+    const base::PointerSet* madeAtImport = nullptr; // its answer for the collection in progress
 };
 Watch g_watch;
 

@@ -293,7 +293,7 @@ void applySettings(WorkloadResult& result, const std::vector<std::string>& rules
     result.findings = std::move(kept);
     result.details["suppressed"] = std::move(suppressed);
     for (const auto& warning : comments.unknownRules()) {
-        log::info("lint: {}", warning);
+        base::log::info("lint: {}", warning);
         result.details["suppression_warnings"].push_back(warning);
     }
 }
@@ -368,7 +368,7 @@ Report runLint(const LintOptions& options) {
                                                        ? std::vector<std::vector<std::string>>{}
                                                        : splitForWorkers(inputs.python, options.jobs);
     std::vector<WorkloadResult> parts(chunks.size());
-    std::vector<Task> tasks;
+    std::vector<base::Task> tasks;
     for (size_t i = 0; i < chunks.size(); ++i) {
         tasks.push_back({[&, i] {
             worker::WorkerRequest request;
@@ -382,7 +382,7 @@ Report runLint(const LintOptions& options) {
             parts[i] = worker::runInWorker(request);
         }});
     }
-    runTasks(tasks, options.jobs);
+    base::runTasks(tasks, options.jobs);
     for (WorkloadResult& part : parts)
         merge(result, std::move(part));
     lintCxx(options, inputs, result);

@@ -23,7 +23,7 @@ std::string echoKernelImage() {
     if (override && *override) return override;
     // An installed leakgate has it with its data (cmake/install.cmake); a build, in its build tree.
     try {
-        std::filesystem::path installed = dataDir() / "kernels/echo_scalars.fatbin";
+        std::filesystem::path installed = base::dataDir() / "kernels/echo_scalars.fatbin";
         if (std::filesystem::exists(installed)) return installed.string();
     } catch (const EnvironmentError&) {
     }

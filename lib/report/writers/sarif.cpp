@@ -178,7 +178,7 @@ std::string headingAnchor(std::string_view heading) {
 std::optional<std::string> checksReferenceUri() {
     if (std::string_view(LEAKGATE_DOCS_URL).size() > 0) return std::string(LEAKGATE_DOCS_URL);
     try {
-        fs::path reference = dataDir() / "docs" / "reference" / "checks.md";
+        fs::path reference = base::dataDir() / "docs" / "reference" / "checks.md";
         if (!fs::exists(reference)) return std::nullopt;
         return "file://" + percentEncode(fs::absolute(reference).lexically_normal().string());
     } catch (const Error&) {

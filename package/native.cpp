@@ -58,11 +58,11 @@ py::dict encode(const WorkloadResult& result, const std::string& command) {
     report.pythonVersion = pythonVersion();
     report.pythonExecutable = py::str(py::module_::import("sys").attr("executable"));
     report.results = {result};
-    std::string text = formatText(report, {});
+    std::string text = report::formatText(report, {});
     if (size_t last = text.rfind("\n\n"); last != std::string::npos) text.resize(last + 1);
     py::dict encoded;
     encoded["json"] = nlohmann::json(result).dump();
-    encoded["report"] = formatJson(report);
+    encoded["report"] = report::formatJson(report);
     encoded["text"] = text;
     return encoded;
 }
@@ -334,7 +334,7 @@ class Region {
             inherited.checks.push_back(
                 {"sentinels", Status::kFail,
                  fmt::format("{}: {} sentinel{} freed-by-gc-only, {} pinned until gc.collect()", where,
-                             freedByGc, freedByGc == 1 ? "" : "s", humanBytes(freedByGcBytes)),
+                             freedByGc, freedByGc == 1 ? "" : "s", report::humanBytes(freedByGcBytes)),
                  freedByGcBytes});
         }
         for (const auto& finding : result_.findings) {

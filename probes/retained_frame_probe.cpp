@@ -262,7 +262,7 @@ class RetainedFrameProbe final : public Probe {
                 result.notes.push_back(fmt::format(
                     "{} frame{} made while a module was imported, kept with only that import's frames "
                     "({}): retention of one time, not judged; the first: {}",
-                    oneOff.size(), oneOff.size() == 1 ? "" : "s", humanBytes(bytes),
+                    oneOff.size(), oneOff.size() == 1 ? "" : "s", report::humanBytes(bytes),
                     once.empty() ? std::string("?") : once.front().summary));
             }
         }

@@ -142,7 +142,7 @@ std::string culpritOf(const WorkloadResult& result, const CheckResult& check) {
     }
     if (result.findings.empty()) return "";
     for (const Finding& finding : result.findings)
-        if (explains(finding.kind, check.name)) return culpritNamed(finding);
+        if (report::explains(finding.kind, check.name)) return culpritNamed(finding);
     return culpritNamed(result.findings.front());
 }
 

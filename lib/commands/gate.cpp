@@ -106,7 +106,7 @@ std::string gateCheckTable() {
     std::vector<std::string> workloads;
     for (const worker::WorkloadEntry* entry : worker::workloadsOf(worker::Command::kGate))
         workloads.push_back(entry->name);
-    return formatCheckTable(workloads);
+    return report::formatCheckTable(workloads);
 }
 
 std::string defaultGateTarget() {

@@ -421,7 +421,7 @@ std::string writeDecoratorScript(const Report& report, const Located& located, c
         "and drops them (nothing is compiled or launched). After caller() returns, the payload must "
         "be gone by reference counting alone; with the collector off, a decorator frame in a "
         "reference cycle pins the frames above it through f_back, and with them the payload.",
-        humanBytes(payload)));
+        report::humanBytes(payload)));
 
     std::string out = headerText(header, report, located, check, settings);
     out += "import gc\nimport os\nimport sys\nimport weakref\n\n";
@@ -435,7 +435,7 @@ std::string writeDecoratorScript(const Report& report, const Located& located, c
            "    torch = None\n"
            "    HAS_CUDA = False\n\n";
     out += fmt::format("PAYLOAD_BYTES = {}  # {}, sized from the finding\n\n\n", payload,
-                       humanBytes(payload));
+                       report::humanBytes(payload));
     out += "class Payload:\n"
            "    \"\"\"A caller's local: PAYLOAD_BYTES of host memory, weakly referenceable (a bytearray "
            "is not).\"\"\"\n\n"

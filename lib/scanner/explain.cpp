@@ -556,14 +556,14 @@ std::string describeHolders(const Finding& finding) {
     if (finding.payloadBytes.empty()) return "";
     std::vector<std::string> kinds;
     for (const auto& [kind, bytes] : finding.payloadBytes)
-        kinds.push_back(fmt::format("{} of {} memory", humanBytes(bytes), kind));
+        kinds.push_back(fmt::format("{} of {} memory", report::humanBytes(bytes), kind));
     std::vector<std::string> names;
     for (const PayloadHolder& holder : finding.payloadHolders) {
         std::int64_t sum = 0;
         for (const auto& [kind, bytes] : holder.bytes)
             sum += bytes;
         names.push_back(
-            fmt::format("`{}` of `{}` ({})", holder.local, holder.function, humanBytes(sum)));
+            fmt::format("`{}` of `{}` ({})", holder.local, holder.function, report::humanBytes(sum)));
     }
     return fmt::format("; it pins {}{}", fmt::join(kinds, " and "),
                        names.empty() ? "" : fmt::format(", the most in {}", fmt::join(names, ", ")));

@@ -16,8 +16,9 @@ const std::vector<WorkloadEntry>& workloadRegistry() {
     // Each row's checks are the table's (lib/report/checks.h): those every result of it decides.
     auto row = [](const char* name, Command command, bool baseline, bool scalarTypes,
                   WorkloadResult (*run)(const WorkerSpec&), bool launchCases = false) {
-        return WorkloadEntry{name, command,    checksOf(name, /*owedOnly=*/true), baseline, scalarTypes,
-                             run,  launchCases};
+        return WorkloadEntry{name,       command,     report::checksOf(name, /*owedOnly=*/true),
+                             baseline,   scalarTypes, run,
+                             launchCases};
     };
     static const std::vector<WorkloadEntry> registry = {
         row("scan", Command::kScan, false, false, runScript),

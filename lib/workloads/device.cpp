@@ -29,7 +29,7 @@ namespace {
 namespace py = pybind11;
 using nlohmann::json;
 
-const std::vector<std::string> kChecks = checksOf("device");
+const std::vector<std::string> kChecks = report::checksOf("device");
 
 constexpr Metric kMetrics[] = {kAllocationsMetric, kCyclicGarbageMetric};
 

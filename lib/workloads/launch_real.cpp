@@ -37,7 +37,7 @@ namespace {
 namespace py = pybind11;
 using nlohmann::json;
 
-const std::vector<std::string> kChecks = checksOf("launch-real");
+const std::vector<std::string> kChecks = report::checksOf("launch-real");
 constexpr Metric kMetrics[] = {kNetBlocksMetric, kCyclicGarbageMetric};
 
 // The reference's loop: per launch, the reference packer on one Int32 and one echo-kernel launch

@@ -20,7 +20,7 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
-namespace leakgate {
+namespace leakgate::report {
 namespace {
 
 namespace py = pybind11;
@@ -594,4 +594,4 @@ TEST(HtmlWriter, AReportWithoutPlotsHasNoCharts) {
 }
 
 } // namespace
-} // namespace leakgate
+} // namespace leakgate::report

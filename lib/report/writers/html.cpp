@@ -18,7 +18,7 @@
 #include <map>
 #include <optional>
 
-namespace leakgate {
+namespace leakgate::report {
 namespace {
 
 using nlohmann::json;
@@ -1126,4 +1126,4 @@ std::string formatBisectHtml(const BisectReport& report) {
     return out;
 }
 
-} // namespace leakgate
+} // namespace leakgate::report

@@ -12,7 +12,7 @@
 #include <optional>
 #include <set>
 
-namespace leakgate {
+namespace leakgate::report {
 namespace {
 
 using nlohmann::json;
@@ -470,4 +470,4 @@ std::string formatBisectSarif(const BisectReport& report, const fs::path& source
     return sarifDocument(std::move(runs));
 }
 
-} // namespace leakgate
+} // namespace leakgate::report

@@ -10,7 +10,7 @@
 #include <filesystem>
 #include <map>
 
-namespace leakgate {
+namespace leakgate::report {
 namespace {
 
 std::string paint(const TextOptions& options, const char* code, const std::string& text) {
@@ -278,9 +278,9 @@ std::string formatText(const Report& report, const TextOptions& options) {
     return options.color ? text : withoutEscapes(text);
 }
 
-} // namespace leakgate
+} // namespace leakgate::report
 
-namespace leakgate {
+namespace leakgate::report {
 
 namespace {
 
@@ -400,4 +400,4 @@ std::string formatBisectText(const BisectReport& report, const TextOptions& opti
     return out;
 }
 
-} // namespace leakgate
+} // namespace leakgate::report

@@ -107,8 +107,8 @@ std::vector<WorkloadResult> judgeGate(std::vector<GateRun>& runs, const GateJudg
         const worker::WorkloadEntry* entry = targetRun.entry;
         if (!targetRun.ran) {
             const char* skipReason = entry->scalarTypes && judgement.targetHasScalarTypes == false
-                                         ? kNoScalarTypesReason
-                                         : kNoLaunchCasesReason;
+                                         ? workloads::kNoScalarTypesReason
+                                         : workloads::kNoLaunchCasesReason;
             WorkloadResult skipped;
             skipped.workload = entry->name;
             skipped.subject = judgement.targetName;

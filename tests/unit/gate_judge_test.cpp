@@ -79,7 +79,7 @@ TEST(GateJudge, AWorkloadThatCouldNotStartSkipsItsSelectedChecksWithTheReason) {
     ASSERT_EQ(results[0].checks.size(), 2u); // only the selected ones
     for (const CheckResult& check : results[0].checks) {
         EXPECT_EQ(check.status, Status::kSkip);
-        EXPECT_EQ(check.reason, kNoScalarTypesReason);
+        EXPECT_EQ(check.reason, workloads::kNoScalarTypesReason);
     }
 }
 

@@ -39,7 +39,7 @@
 #include <string_view>
 #include <utility>
 
-namespace leakgate {
+namespace leakgate::lint {
 namespace {
 
 namespace fs = std::filesystem;
@@ -1586,4 +1586,4 @@ CxxLintResult lintCxxFiles(const CxxLintOptions& options) {
     return result;
 }
 
-} // namespace leakgate
+} // namespace leakgate::lint

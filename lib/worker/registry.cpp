@@ -33,7 +33,7 @@ const std::vector<WorkloadEntry>& workloadRegistry() {
         // The plug-in's checks, by the names it gives them (lib/workloads/probe.cpp).
         row("probe", Command::kProbe, true, false, runProbe),
         // Its one check, `lint`, is decided by the parent over every worker of the run.
-        row("lint", Command::kLint, false, false, runPythonLint),
+        row("lint", Command::kLint, false, false, lint::runPythonLint),
     };
     return registry;
 }

@@ -15,7 +15,7 @@
 #include <optional>
 #include <sstream>
 
-namespace leakgate {
+namespace leakgate::commands {
 namespace {
 
 std::string trim(const std::string& text) {
@@ -244,4 +244,4 @@ void applyBaseline(Report& report, const nlohmann::json& baseline, const Budgets
     }
 }
 
-} // namespace leakgate
+} // namespace leakgate::commands

@@ -17,7 +17,7 @@
 #include <cctype>
 #include <filesystem>
 
-namespace leakgate {
+namespace leakgate::commands {
 
 namespace {
 
@@ -234,4 +234,4 @@ BisectReport runBisect(const BisectOptions& requested) {
     return report;
 }
 
-} // namespace leakgate
+} // namespace leakgate::commands

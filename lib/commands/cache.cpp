@@ -14,7 +14,7 @@
 
 #include <sys/stat.h>
 
-namespace leakgate {
+namespace leakgate::commands {
 
 namespace fs = std::filesystem;
 
@@ -240,4 +240,4 @@ std::string cacheSummaryLine(const CacheContents& contents) {
         bytesText(contents.uvBytes));
 }
 
-} // namespace leakgate
+} // namespace leakgate::commands

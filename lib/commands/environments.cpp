@@ -18,7 +18,7 @@
 #include <sstream>
 #include <unistd.h>
 
-namespace leakgate {
+namespace leakgate::commands {
 namespace {
 
 namespace fs = std::filesystem;
@@ -323,4 +323,4 @@ std::vector<std::string> listReleases(const std::string& package, bool pre) {
     return versions;
 }
 
-} // namespace leakgate
+} // namespace leakgate::commands

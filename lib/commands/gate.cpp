@@ -27,7 +27,7 @@
 #include <mutex>
 #include <unistd.h>
 
-namespace leakgate {
+namespace leakgate::commands {
 namespace {
 
 namespace fs = std::filesystem;
@@ -291,4 +291,4 @@ Report runGate(const GateOptions& options) {
     return report;
 }
 
-} // namespace leakgate
+} // namespace leakgate::commands

@@ -12,7 +12,7 @@
 #include <algorithm>
 #include <map>
 
-namespace leakgate {
+namespace leakgate::commands {
 
 bool isSelected(const std::vector<std::string>& selected, const std::string& check) {
     return std::find(selected.begin(), selected.end(), check) != selected.end();
@@ -179,4 +179,4 @@ std::vector<WorkloadResult> judgeGate(std::vector<GateRun>& runs, const GateJudg
     return results;
 }
 
-} // namespace leakgate
+} // namespace leakgate::commands

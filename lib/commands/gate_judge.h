@@ -4,17 +4,14 @@
 #pragma once
 
 #include "leakgate/report.h"
+#include "lib/worker/registry.h"
 #include "lib/workloads/spec.h"
 
 #include <optional>
 #include <string>
 #include <vector>
 
-namespace leakgate {
-
-namespace worker {
-struct WorkloadEntry;
-}
+namespace leakgate::commands {
 
 // One planned worker of a gate run, and what it returned.
 struct GateRun {
@@ -56,4 +53,4 @@ void compareWithReference(WorkloadResult& target, const WorkloadResult* referenc
 void claimProbeCheckNames(WorkloadResult& result, std::vector<std::string>& taken,
                           const std::string& probe);
 
-} // namespace leakgate
+} // namespace leakgate::commands

@@ -7,7 +7,7 @@
 
 #include <filesystem>
 
-namespace leakgate {
+namespace leakgate::commands {
 namespace {
 
 namespace fs = std::filesystem;
@@ -106,4 +106,4 @@ WorkloadResult gateLintSkipped(const workloads::TargetRef& target, const python:
     return result;
 }
 
-} // namespace leakgate
+} // namespace leakgate::commands

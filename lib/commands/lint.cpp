@@ -18,7 +18,7 @@
 #include <map>
 #include <string_view>
 
-namespace leakgate {
+namespace leakgate::commands {
 namespace {
 
 namespace fs = std::filesystem;
@@ -417,4 +417,4 @@ Report runLint(const LintOptions& options) {
     return report;
 }
 
-} // namespace leakgate
+} // namespace leakgate::commands

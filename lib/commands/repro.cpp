@@ -26,7 +26,7 @@
 
 #include <unistd.h>
 
-namespace leakgate {
+namespace leakgate::commands {
 
 namespace fs = std::filesystem;
 
@@ -1179,4 +1179,4 @@ std::string describeRepro(const ReproResult& result, const ReproOptions& options
     return out;
 }
 
-} // namespace leakgate
+} // namespace leakgate::commands

@@ -8,7 +8,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-namespace leakgate {
+namespace leakgate::commands {
 
 VersionSelection selectVersions(const std::vector<std::string>& versions,
                                 const std::optional<std::string>& specifier, bool pre) {
@@ -44,4 +44,4 @@ bool isSpecifier(const std::string& text) {
            std::string_view("<>=!~").find(text[first]) != std::string_view::npos;
 }
 
-} // namespace leakgate
+} // namespace leakgate::commands

@@ -9,7 +9,7 @@
 
 #include <gtest/gtest.h>
 
-namespace leakgate {
+namespace leakgate::commands {
 namespace {
 
 WorkloadResult resultOf(const std::string& workload, Role role, std::vector<CheckResult> checks) {
@@ -116,4 +116,4 @@ TEST(GateJudge, APluginCannotTakeABuiltinOrAnEarlierPluginsCheckName) {
 }
 
 } // namespace
-} // namespace leakgate
+} // namespace leakgate::commands

@@ -1,6 +1,6 @@
 // The gate's judgement: from what its workers returned to the results it reports. Nothing runs
 // here: the gate plans its workers and runs them (gate.cpp), then hands every run to judgeGate,
-// and the unit tests hand it results as workers would (tests/unit/gate_judge_test.cpp).
+// and the unit tests hand it results as workers would (tests/unit/commands/gate_judge_test.cpp).
 #pragma once
 
 #include "leakgate/report.h"

@@ -55,8 +55,8 @@ class BisectCommand : public Subcommand {
                          "$LEAKGATE_UV or PATH has it, else pip), uv or pip")
             ->check(CLI::IsMember({"auto", "uv", "pip"}));
         app_->add_option("--target", bisect_.gate.target,
-                         "The target for every version: a built-in DSL (" + builtinTargetNames(true) +
-                             "; default cute) or a file");
+                         "The target for every version: a built-in DSL (" +
+                             commands::builtinTargetNames(true) + "; default cute) or a file");
         app_->add_option("--checks", checks_, "Checks or workloads (default decorate,import)");
         app_->add_option("--probe", bisect_.gate.probes,
                          "A probe plug-in run on every version (as gate --probe); repeatable")
@@ -104,12 +104,12 @@ class BisectCommand : public Subcommand {
         // The cores not taken by the releases gated at the same time go to each gate's workers.
         bisect_.gate.jobs = std::max(1, defaultJobs() / bisect_.jobs);
         bisect_.gate.forwardOutput = !common_.output.quiet;
-        return report::emit(runBisect(bisect_), common_.output);
+        return report::emit(commands::runBisect(bisect_), common_.output);
     }
 
   private:
     Common& common_;
-    BisectOptions bisect_;
+    commands::BisectOptions bisect_;
     std::string versions_;
     std::string checks_ = "decorate,import";
     std::string shard_;

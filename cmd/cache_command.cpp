@@ -28,17 +28,17 @@ class CacheCommand : public Subcommand {
 
     int run(const Invocation&) override {
         if (list_->parsed()) {
-            std::fputs(formatCacheList(readCache()).c_str(), stdout);
+            std::fputs(commands::formatCacheList(commands::readCache()).c_str(), stdout);
             return 0;
         }
-        const PruneOutcome pruned = pruneCache(prune_);
-        std::fputs(formatPruneOutcome(pruned, readCache()).c_str(), stdout);
+        const commands::PruneOutcome pruned = commands::pruneCache(prune_);
+        std::fputs(commands::formatPruneOutcome(pruned, commands::readCache()).c_str(), stdout);
         return 0;
     }
 
   private:
     CLI::App* list_;
-    PruneOptions prune_;
+    commands::PruneOptions prune_;
 };
 
 } // namespace

@@ -52,7 +52,7 @@ void checkSpelling(const CLI::App& app, int argc, char** argv) {
         if (chosen == &app && !word.starts_with("-")) {
             if (std::find(subcommands.begin(), subcommands.end(), word) == subcommands.end()) {
                 throw UsageError(fmt::format("unknown subcommand `{}`{}; the subcommands are {}", word,
-                                             didYouMean(word, subcommands),
+                                             base::didYouMean(word, subcommands),
                                              fmt::join(subcommands, ", ")));
             }
             chosen = app.get_subcommand(word);
@@ -70,19 +70,19 @@ void checkSpelling(const CLI::App& app, int argc, char** argv) {
                 name != "--version") {
                 throw UsageError(fmt::format("unknown option `{}`{}{}", name,
                                              chosen == &app ? "" : " for `" + chosen->get_name() + "`",
-                                             didYouMean(name, known)));
+                                             base::didYouMean(name, known)));
             }
         }
     }
 }
 
 int run(int argc, char** argv) {
-    CLI::App app{log::programName() +
+    CLI::App app{base::log::programName() +
                      ": finds memory that Python GPU DSLs keep alive when they should not",
-                 log::programName()};
+                 base::log::programName()};
     app.require_subcommand(1);
     app.fallthrough(); // -v, --version anywhere: a subcommand passes what it lacks to the app
-    app.set_version_flag("--version", log::programName() + " " + LEAKGATE_VERSION + " (Python " +
+    app.set_version_flag("--version", base::log::programName() + " " + LEAKGATE_VERSION + " (Python " +
                                           LEAKGATE_PYTHON_VERSION + ")");
     int verbosity = 0;
     app.add_flag("-v,--verbose", verbosity, "More diagnostics on stderr");
@@ -101,16 +101,16 @@ int run(int argc, char** argv) {
         int code = app.exit(error);
         return code == 0 ? 0 : static_cast<int>(ExitCode::kUsage);
     }
-    if (verbosity > 0) log::setLevel(log::Level::kDebug);
-    if (common.output.quiet) log::setLevel(log::Level::kQuiet);
-    ::setenv("LEAKGATE_LOG_LEVEL", std::to_string(static_cast<int>(log::level())).c_str(), 1);
+    if (verbosity > 0) base::log::setLevel(base::log::Level::kDebug);
+    if (common.output.quiet) base::log::setLevel(base::log::Level::kQuiet);
+    ::setenv("LEAKGATE_LOG_LEVEL", std::to_string(static_cast<int>(base::log::level())).c_str(), 1);
 
     auto given = std::find_if(subcommands.begin(), subcommands.end(),
                               [](const auto& subcommand) { return subcommand->parsed(); });
     // What the run reads: a report written over one of them would destroy it.
     report::checkOutputs(common.output, (*given)->inputs());
     // Every temporary file of the run, its workers' included, goes here and goes with it.
-    RunScratchDirectory scratch;
+    base::RunScratchDirectory scratch;
     return (*given)->run({argc, argv});
 }
 
@@ -119,17 +119,18 @@ int run(int argc, char** argv) {
 namespace leakgate::cmd {
 
 int runCli(int argc, char** argv, const std::string& extensionModule) {
-    if (argc > 0 && argv[0]) log::setProgramName(std::filesystem::path(argv[0]).filename().string());
+    if (argc > 0 && argv[0])
+        base::log::setProgramName(std::filesystem::path(argv[0]).filename().string());
     if (!extensionModule.empty()) worker::startWorkersThroughInterpreter(extensionModule);
-    interrupt::installHandlers(); // a signal kills the workers' groups and exits 128 + signal
-    worker::adoptOrphans();       // what a worker leaves in another session is killed when it ends
+    base::interrupt::installHandlers(); // a signal kills the workers' groups and exits 128 + signal
+    base::adoptOrphans();               // what a worker leaves in another session is killed when it ends
     try {
         return run(argc, argv);
     } catch (const Error& error) {
-        std::fprintf(stderr, "%s: %s\n", log::programName().c_str(), error.what());
+        std::fprintf(stderr, "%s: %s\n", base::log::programName().c_str(), error.what());
         return static_cast<int>(error.exitCode());
     } catch (const std::exception& error) {
-        std::fprintf(stderr, "%s: %s\n", log::programName().c_str(), error.what());
+        std::fprintf(stderr, "%s: %s\n", base::log::programName().c_str(), error.what());
         return static_cast<int>(ExitCode::kErrored);
     }
 }

@@ -21,9 +21,10 @@ class GateCommand : public Subcommand {
               "gate", "Audit a DSL's decorators against leakgate's reference runtime (a release gate)")),
           common_(common) {
         addOutputOptions(app_, common, gate_.python);
-        app_->add_option("--target", gate_.target,
-                         "A target module (a path, or a built-in name: " + builtinTargetNames() +
-                             "); default: the bundled model of nvidia-cutlass-dsl 4.6.1");
+        app_->add_option(
+            "--target", gate_.target,
+            "A target module (a path, or a built-in name: " + commands::builtinTargetNames() +
+                "); default: the bundled model of nvidia-cutlass-dsl 4.6.1");
         app_->add_option(
             "--checks", checks_,
             "Comma-separated checks or workloads to run (default: all; see docs/reference/checks.md; "
@@ -88,7 +89,7 @@ class GateCommand : public Subcommand {
 
     int run(const Invocation& invocation) override {
         if (listChecks_) {
-            std::fputs(gateCheckTable().c_str(), stdout);
+            std::fputs(commands::gateCheckTable().c_str(), stdout);
             return 0;
         }
         gate_.checks = commaList(checks_);
@@ -97,12 +98,12 @@ class GateCommand : public Subcommand {
         gate_.deviceSentinelBytes = deviceSentinelMiB_ << 20;
         gate_.soakMaxGrowthBytes = soakMaxMiB_ << 20;
         gate_.forwardOutput = !common_.output.quiet;
-        return report::emit(withArguments(runGate(gate_), invocation), common_.output);
+        return report::emit(withArguments(commands::runGate(gate_), invocation), common_.output);
     }
 
   private:
     Common& common_;
-    GateOptions gate_;
+    commands::GateOptions gate_;
     std::string checks_;
     bool listChecks_ = false;
     std::int64_t sentinelMiB_ = gate_.sentinelBytes >> 20;

@@ -57,12 +57,12 @@ class LintCommand : public Subcommand {
         lint_.readProjectFile = !noConfig_;
         lint_.timeout = std::chrono::seconds(common_.timeoutSeconds);
         lint_.forwardOutput = !common_.output.quiet;
-        return report::emit(withArguments(runLint(lint_), invocation), common_.output);
+        return report::emit(withArguments(commands::runLint(lint_), invocation), common_.output);
     }
 
   private:
     Common& common_;
-    LintOptions lint_;
+    commands::LintOptions lint_;
     bool noConfig_ = false;
 };
 

@@ -25,7 +25,7 @@ class MergeCommand : public Subcommand {
     std::vector<std::string> inputs() const override { return files_; }
 
     int run(const Invocation&) override {
-        return report::emit(mergeBisectReports(files_), common_.output);
+        return report::emit(commands::mergeBisectReports(files_), common_.output);
     }
 
   private:

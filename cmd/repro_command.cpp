@@ -69,12 +69,12 @@ class ReproCommand : public Subcommand {
         }
         options_.finding = finding_;
         options_.timeout = std::chrono::seconds(common_.timeoutSeconds);
-        const ReproResult result = runRepro(options_);
+        const commands::ReproResult result = commands::runRepro(options_);
         // Without --out the script is the output; the summary then goes to stderr.
         const bool toStdout = options_.out.empty() || options_.out == "-";
         if (toStdout) std::fputs(result.script.text.c_str(), stdout);
         if (!common_.output.quiet)
-            std::fputs(describeRepro(result, options_).c_str(), toStdout ? stderr : stdout);
+            std::fputs(commands::describeRepro(result, options_).c_str(), toStdout ? stderr : stdout);
         return static_cast<int>(result.exitCode());
     }
 
@@ -87,7 +87,7 @@ class ReproCommand : public Subcommand {
     }
 
     Common& common_;
-    ReproOptions options_;
+    commands::ReproOptions options_;
     std::optional<int> finding_;
     std::vector<std::string> command_;
 };

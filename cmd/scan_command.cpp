@@ -52,12 +52,12 @@ class ScanCommand : public Subcommand {
         }
         scan_.timeout = std::chrono::seconds(common_.timeoutSeconds);
         scan_.forwardOutput = !common_.output.quiet;
-        return report::emit(withArguments(runScan(scan_), invocation), common_.output);
+        return report::emit(withArguments(commands::runScan(scan_), invocation), common_.output);
     }
 
   private:
     Common& common_;
-    ScanOptions scan_;
+    commands::ScanOptions scan_;
     std::vector<std::string> command_;
 };
 

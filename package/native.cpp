@@ -58,11 +58,11 @@ py::dict encode(const WorkloadResult& result, const std::string& command) {
     report.pythonVersion = pythonVersion();
     report.pythonExecutable = py::str(py::module_::import("sys").attr("executable"));
     report.results = {result};
-    std::string text = formatText(report, {});
+    std::string text = report::formatText(report, {});
     if (size_t last = text.rfind("\n\n"); last != std::string::npos) text.resize(last + 1);
     py::dict encoded;
     encoded["json"] = nlohmann::json(result).dump();
-    encoded["report"] = formatJson(report);
+    encoded["report"] = report::formatJson(report);
     encoded["text"] = text;
     return encoded;
 }
@@ -269,7 +269,7 @@ class Region final : public probes::ForeignCollectionListener {
     // older generations, where objects that die later are out of the young reads. So, as when a
     // region begins inside this one, the reads examine the whole heap from here. Only the innermost
     // region's body is running.
-    const PointerSet* collectionStarts(int) override {
+    const base::PointerSet* collectionStarts(int) override {
         if (state_ != State::kActive || !measurement_ || g_regions.empty() || g_regions.back() != this)
             return nullptr;
         try {
@@ -366,7 +366,7 @@ class Region final : public probes::ForeignCollectionListener {
             inherited.checks.push_back(
                 {"sentinels", Status::kFail,
                  fmt::format("{}: {} sentinel{} freed-by-gc-only, {} pinned until gc.collect()", where,
-                             freedByGc, freedByGc == 1 ? "" : "s", humanBytes(freedByGcBytes)),
+                             freedByGc, freedByGc == 1 ? "" : "s", report::humanBytes(freedByGcBytes)),
                  freedByGcBytes});
         }
         for (const auto& finding : result_.findings) {
@@ -494,7 +494,7 @@ int runCli(const std::vector<std::string>& args) {
     for (const std::string& arg : args)
         argv.push_back(const_cast<char*>(arg.c_str()));
     argv.push_back(nullptr);
-    const std::string module = loadedFrom().string();
+    const std::string module = base::loadedFrom().string();
     int code = 0;
     {
         py::gil_scoped_release released;

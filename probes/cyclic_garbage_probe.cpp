@@ -143,7 +143,7 @@ class CyclicGarbageProbe final : public Probe {
         }
         const std::string limits =
             fmt::format("limits: {} instances of one shape, or {} pinned by one shape",
-                        limits_.instances, humanBytes(limits_.bytes));
+                        limits_.instances, report::humanBytes(limits_.bytes));
         // An import runs once: its cycles count against the byte limit, never the instance limit.
         std::vector<size_t> over;
         std::int64_t atImport = 0;
@@ -208,7 +208,7 @@ class CyclicGarbageProbe final : public Probe {
             }
             finding.summary = fmt::format(
                 "{} cycle{} of [{}], {} in all{}{}", shape.count, shape.count == 1 ? "" : "s",
-                shape.types, humanBytes(shape.bytes.value_or(0)), where,
+                shape.types, report::humanBytes(shape.bytes.value_or(0)), where,
                 shape.atImport == 0
                     ? ""
                     : fmt::format(" ({} made while modules were imported)", shape.atImport));

@@ -182,9 +182,9 @@ class DeviceMemoryProbe final : public Probe {
             details["torch_allocated_after_collection"] = allocatedAfterCollection;
             details["torch_reserved_after_return"] = torchReservedAfterReturn;
             details["torch_reserved_after_collection"] = torchReservedAfterCollection;
-            torchText =
-                fmt::format("; torch.cuda.memory_allocated(): {} after return, {} after collection",
-                            humanBytes(allocatedAfterReturn), humanBytes(allocatedAfterCollection));
+            torchText = fmt::format(
+                "; torch.cuda.memory_allocated(): {} after return, {} after collection",
+                report::humanBytes(allocatedAfterReturn), report::humanBytes(allocatedAfterCollection));
         }
         const bool agrees =
             std::llabs(usedAfterReturn - (heldAfterReturn + torchReservedAfterReturn)) <=
@@ -203,15 +203,16 @@ class DeviceMemoryProbe final : public Probe {
         const std::string torchCache =
             torchReservedAfterCollection > 0
                 ? fmt::format(", of which torch's caching allocator keeps {} reserved",
-                              humanBytes(torchReservedAfterCollection))
+                              report::humanBytes(torchReservedAfterCollection))
                 : "";
         const std::string crossCheck =
             lazy_ ? fmt::format("cuMemGetInfo: {} freed by the collection (CUDA was started by the "
                                 "workload, so there is no reading from before it){}{}",
-                                humanBytes(afterReturn_.used - afterCollection.used), torchCache,
+                                report::humanBytes(afterReturn_.used - afterCollection.used), torchCache,
                                 torchText)
                   : fmt::format("cuMemGetInfo: {} more in use after return, {} after collection{}{}{}",
-                                humanBytes(usedAfterReturn), humanBytes(usedAfterCollection), torchCache,
+                                report::humanBytes(usedAfterReturn),
+                                report::humanBytes(usedAfterCollection), torchCache,
                                 agrees ? ""
                                        : " (disagrees with the accounting: another process, such as "
                                          "this gate's other workers when -j is above 1, or memory "
@@ -233,9 +234,9 @@ class DeviceMemoryProbe final : public Probe {
         result.checks.push_back(
             {"device-memory", Status::kFail,
              fmt::format("{} of device memory pinned until {} ({} still held after one collection; {})",
-                         humanBytes(heldAfterReturn),
+                         report::humanBytes(heldAfterReturn),
                          heldAfterCollection > 0 ? "the process ends" : "gc.collect()",
-                         humanBytes(heldAfterCollection), crossCheck),
+                         report::humanBytes(heldAfterCollection), crossCheck),
              heldAfterReturn});
     }
 
@@ -255,7 +256,7 @@ class DeviceMemoryProbe final : public Probe {
             details[std::string(key) + "_after_return"] = *at1;
             details[std::string(key) + "_after_collection"] = *at3;
             witnesses.push_back(fmt::format("{}: {} after return, {} after collection", name,
-                                            humanBytes(*at1), humanBytes(*at3)));
+                                            report::humanBytes(*at1), report::humanBytes(*at3)));
             if (drop >= threshold) over = true;
             freed = std::max(freed, drop);
         };
@@ -289,7 +290,8 @@ class DeviceMemoryProbe final : public Probe {
                  fmt::format(
                      "a collection freed {} of the program's device memory, under the limits (1.0 MiB "
                      "for an allocator's count, {} for cuMemGetInfo); {}",
-                     humanBytes(std::max<std::int64_t>(freed, 0)), humanBytes(kMemInfoTolerance), read),
+                     report::humanBytes(std::max<std::int64_t>(freed, 0)),
+                     report::humanBytes(kMemInfoTolerance), read),
                  0});
             return;
         }
@@ -297,7 +299,7 @@ class DeviceMemoryProbe final : public Probe {
             {"device-memory", Status::kFail,
              fmt::format("{} of the program's device memory was freed only by gc.collect(): "
                          "under gc.disable() it stays; {}",
-                         humanBytes(freed), read),
+                         report::humanBytes(freed), read),
              freed});
     }
 

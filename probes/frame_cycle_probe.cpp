@@ -143,7 +143,7 @@ class FrameCycleProbe final : public Probe {
                 "{} cycle shape{} without a frame ({} objects; the largest: {} instance{} "
                 "of [{}], {})",
                 cycles.otherShapes, cycles.otherShapes == 1 ? "" : "s", cycles.otherObjects, top.count,
-                top.count == 1 ? "" : "s", top.types, humanBytes(top.bytes.value_or(0)));
+                top.count == 1 ? "" : "s", top.types, report::humanBytes(top.bytes.value_or(0)));
         }
         if (findings.empty()) {
             result.checks.push_back(
@@ -165,7 +165,7 @@ class FrameCycleProbe final : public Probe {
             std::vector<std::string> each;
             for (const auto& [kind, bytes] : cycles.total.payloadBytes) {
                 result.details["pinned_payload_bytes"][kind] = bytes;
-                each.push_back(fmt::format("{} of {} memory", humanBytes(bytes), kind));
+                each.push_back(fmt::format("{} of {} memory", report::humanBytes(bytes), kind));
             }
             const std::string payloads =
                 each.empty() ? "" : fmt::format(", and {}", fmt::join(each, " and "));
@@ -173,7 +173,7 @@ class FrameCycleProbe final : public Probe {
                 {"frame-cycle", Status::kFail,
                  fmt::format("{} frame-cycle shape{}{} in cyclic garbage, {} in all{}; {}{}",
                              findings.size(), findings.size() == 1 ? "" : "s", instances,
-                             humanBytes(cycles.total.bytes), payloads, findings.front().summary,
+                             report::humanBytes(cycles.total.bytes), payloads, findings.front().summary,
                              others.empty() ? "" : "; and " + others),
                  cycles.total.bytes});
         }
@@ -206,7 +206,7 @@ class FrameCycleProbe final : public Probe {
                                                "pin{} only that import's frames ({}): "
                                                "retention of one time, not judged; the first: {}",
                                                noted, noted == 1 ? "" : "s", noted == 1 ? "s" : "",
-                                               humanBytes(bytes), first));
+                                               report::humanBytes(bytes), first));
         }
         if (moved > 0) // most memory first again, as explainFrameCycles ordered them
             std::stable_sort(

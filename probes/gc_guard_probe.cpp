@@ -49,7 +49,7 @@ struct Watch {
     long long foreignCaptured = 0; // collections the program started whose garbage was explained
     std::vector<ForeignCollection> foreign;
     std::vector<ForeignCollectionListener*> listeners; // the import marks (scan), regions
-    const PointerSet* madeAtImport = nullptr;          // their answer for the collection in progress
+    const base::PointerSet* madeAtImport = nullptr;    // their answer for the collection in progress
 };
 Watch g_watch;
 

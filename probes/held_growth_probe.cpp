@@ -453,7 +453,7 @@ class HeldGrowthProbe final : public Probe, ImportListener {
                               {"payload_bytes", growth.payloadBytes}});
         }
         const std::string limits = fmt::format("limits: {} entries or {} gained by one holder",
-                                               limits_.entries, humanBytes(limits_.bytes));
+                                               limits_.entries, report::humanBytes(limits_.bytes));
         result.details["held_growth"] = {
             {"holders", listed}, {"entry_limit", limits_.entries}, {"byte_limit", limits_.bytes}};
         std::vector<const Growth*> over;
@@ -508,11 +508,11 @@ class HeldGrowthProbe final : public Probe, ImportListener {
         std::int64_t payload = 0;
         for (const auto& [kind, bytes] : growth.payloadBytes)
             payload += bytes;
-        return fmt::format("{} ({}) gained {} entr{} ({} now), which alone keep {}{}",
-                           growth.holder.name, growth.holder.cache ? "lru_cache" : "container",
-                           growth.entries, growth.entries == 1 ? "y" : "ies", growth.holder.length,
-                           humanBytes(growth.bytes),
-                           payload ? fmt::format(" and {} of payloads", humanBytes(payload)) : "");
+        return fmt::format(
+            "{} ({}) gained {} entr{} ({} now), which alone keep {}{}", growth.holder.name,
+            growth.holder.cache ? "lru_cache" : "container", growth.entries,
+            growth.entries == 1 ? "y" : "ies", growth.holder.length, report::humanBytes(growth.bytes),
+            payload ? fmt::format(" and {} of payloads", report::humanBytes(payload)) : "");
     }
 
     HeldLimits limits_;

@@ -74,7 +74,7 @@ class ImportMarksProbe final : public Probe, ImportListener, ForeignCollectionLi
 
     // A collection of the program's: the pairs in the generations it collects are read before it
     // moves anything; an import in progress is closed here and opened again once it ended.
-    const PointerSet* collectionStarts(int generation) override {
+    const base::PointerSet* collectionStarts(int generation) override {
         atCollection_.clear();
         collected_ = generation;
         if constexpr (!python::kCollectionsKeepTrackingOrder) {
@@ -171,7 +171,7 @@ class ImportMarksProbe final : public Probe, ImportListener, ForeignCollectionLi
     // The objects between each start marker and its end in generations 0 to `oldest` (each pair
     // lies whole in one of them), into `into`. False, with `problem` said, where a pair is not
     // adjacent or (`all`) a marker is missing.
-    bool readPairs(int oldest, bool all, PointerSet& into, std::string& problem) {
+    bool readPairs(int oldest, bool all, base::PointerSet& into, std::string& problem) {
         std::unordered_map<PyObject*, size_t> order; // marker -> its place among the markers
         for (size_t i = 0; i < markers_.size(); ++i)
             order.emplace(markers_[i].get(), i);
@@ -210,7 +210,7 @@ class ImportMarksProbe final : public Probe, ImportListener, ForeignCollectionLi
     bool open_ = false;             // an import's start is the last marker
     bool reopen_ = false;           // it was closed for a collection of the program's
     std::string unordered_;         // why the lists' order can no longer be read ("" when it can)
-    PointerSet atCollection_;       // what an import made, for the collection in progress
+    base::PointerSet atCollection_; // what an import made, for the collection in progress
     int collected_ = 0;             // the generation it collects
     long long collections_ = 0;
 };

@@ -80,7 +80,7 @@ struct ImportTime {
     bool read = false;
     // Borrowed and compared by address only: an object of the garbage or a retained frame was
     // alive at the first read, so its address is its identity until the last.
-    PointerSet objects;
+    base::PointerSet objects;
     std::int64_t imports = 0; // import statements that loaded modules
     std::string unknown;      // why no object could be told apart ("" when they were)
 };
@@ -92,7 +92,7 @@ struct ImportTime {
 class ForeignCollectionListener {
   public:
     virtual ~ForeignCollectionListener() = default;
-    virtual const PointerSet* collectionStarts(int generation) = 0;
+    virtual const base::PointerSet* collectionStarts(int generation) = 0;
     virtual void collectionEnds() = 0;
 };
 void listenToForeignCollections(ForeignCollectionListener* listener);

@@ -154,7 +154,7 @@ class RetainedFrameProbe final : public Probe {
         if (!readsYoung()) return;
         // What this collection saved is freed by the next one: those frames are the frame-cycle
         // check's, as they are when read 3 walks the whole heap.
-        PointerSet saved;
+        base::PointerSet saved;
         for (PyObject* object : garbage) {
             if (PyFrame_Check(object)) saved.insert(object);
         }
@@ -200,7 +200,7 @@ class RetainedFrameProbe final : public Probe {
             py::list objects = python::collector::objects();
             size_t frames = 0;
             std::vector<PyObject*> retained = framesOutsideCalls(objects, &frames);
-            PointerSet older; // Borrowed: the region keeps them alive
+            base::PointerSet older; // Borrowed: the region keeps them alive
             if (*regionOlder_) {
                 for (py::handle object : *regionOlder_) {
                     if (PyFrame_Check(object.ptr())) older.insert(object.ptr());
@@ -262,7 +262,7 @@ class RetainedFrameProbe final : public Probe {
                 result.notes.push_back(fmt::format(
                     "{} frame{} made while a module was imported, kept with only that import's frames "
                     "({}): retention of one time, not judged; the first: {}",
-                    oneOff.size(), oneOff.size() == 1 ? "" : "s", humanBytes(bytes),
+                    oneOff.size(), oneOff.size() == 1 ? "" : "s", report::humanBytes(bytes),
                     once.empty() ? std::string("?") : once.front().summary));
             }
         }
@@ -336,8 +336,8 @@ class RetainedFrameProbe final : public Probe {
     std::int64_t importBytes_;
     std::shared_ptr<const py::object> regionOlder_;
     std::unordered_map<PyObject*, py::object> earlier_; // the frames retained before `before`
-    PointerSet candidates_;  // a region's: the frames read 2 found retained, by address
-    size_t youngFrames_ = 0; // a region's: the live frames read 2 found
+    base::PointerSet candidates_; // a region's: the frames read 2 found retained, by address
+    size_t youngFrames_ = 0;      // a region's: the live frames read 2 found
 };
 
 } // namespace

@@ -145,10 +145,11 @@ class SentinelProbe final : public Probe {
             std::vector<std::string> each;
             for (const auto& [kind, bytes] : kinds) {
                 sum += bytes;
-                each.push_back(fmt::format("{} {}", kind, humanBytes(bytes)));
+                each.push_back(fmt::format("{} {}", kind, report::humanBytes(bytes)));
             }
-            return kinds.size() > 1 ? fmt::format("{} ({})", humanBytes(sum), fmt::join(each, ", "))
-                                    : humanBytes(sum);
+            return kinds.size() > 1
+                       ? fmt::format("{} ({})", report::humanBytes(sum), fmt::join(each, ", "))
+                       : report::humanBytes(sum);
         };
         const int neverFreed = counts["never-freed"], gcOnly = counts["freed-by-gc-only"];
         std::string reason;

@@ -14,7 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-namespace leakgate {
+namespace leakgate::base {
 namespace {
 
 namespace fs = std::filesystem;
@@ -159,4 +159,4 @@ bool sameFile(const std::string& a, const std::string& b) {
     return !error && left == right;
 }
 
-} // namespace leakgate
+} // namespace leakgate::base

@@ -12,7 +12,7 @@
 #include <string>
 #include <string_view>
 
-namespace leakgate {
+namespace leakgate::base {
 
 void writeOutputFile(const std::string& path, std::string_view content);
 
@@ -20,4 +20,4 @@ void writeOutputFile(const std::string& path, std::string_view content);
 // links), else the same absolute path once the symlinks of its existing part are resolved.
 bool sameFile(const std::string& a, const std::string& b);
 
-} // namespace leakgate
+} // namespace leakgate::base

@@ -8,7 +8,7 @@
 #include <cstdlib>
 #include <dlfcn.h>
 
-namespace leakgate {
+namespace leakgate::base {
 
 namespace fs = std::filesystem;
 
@@ -60,4 +60,4 @@ std::filesystem::path loadedFrom() {
     return fs::weakly_canonical(info.dli_fname);
 }
 
-} // namespace leakgate
+} // namespace leakgate::base

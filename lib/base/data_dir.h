@@ -6,7 +6,7 @@
 
 #include <filesystem>
 
-namespace leakgate {
+namespace leakgate::base {
 
 std::filesystem::path dataDir();
 
@@ -14,4 +14,4 @@ std::filesystem::path dataDir();
 // statically, or the Python package's extension module (leakgate_dsl/_native*.so).
 std::filesystem::path loadedFrom();
 
-} // namespace leakgate
+} // namespace leakgate::base

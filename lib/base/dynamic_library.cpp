@@ -2,7 +2,7 @@
 
 #include <dlfcn.h>
 
-namespace leakgate {
+namespace leakgate::base {
 
 DynamicLibrary::DynamicLibrary(const std::string& path) {
     handle_ = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
@@ -20,4 +20,4 @@ void* DynamicLibrary::symbol(const char* name) const {
     return handle_ ? ::dlsym(handle_, name) : nullptr;
 }
 
-} // namespace leakgate
+} // namespace leakgate::base

@@ -5,7 +5,7 @@
 
 #include <string>
 
-namespace leakgate {
+namespace leakgate::base {
 
 class DynamicLibrary {
   public:
@@ -32,4 +32,4 @@ class DynamicLibrary {
     bool keep_ = false;
 };
 
-} // namespace leakgate
+} // namespace leakgate::base

@@ -20,7 +20,7 @@
 #include <unistd.h>
 #include <vector>
 
-namespace leakgate {
+namespace leakgate::base {
 namespace {
 
 constexpr size_t kStderrTailBytes = 8 * 1024;
@@ -197,4 +197,4 @@ ForkedChildOutcome runInForkedChild(const Work& work, const ForkedChildSpec& spe
     return outcome;
 }
 
-} // namespace leakgate
+} // namespace leakgate::base

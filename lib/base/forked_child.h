@@ -19,7 +19,7 @@
 #include <string>
 #include <string_view>
 
-namespace leakgate {
+namespace leakgate::base {
 
 struct ForkedChildSpec {
     std::chrono::milliseconds timeout{300'000};
@@ -56,4 +56,4 @@ ForkedChildOutcome runInForkedChild(const std::function<void(const ChildChannel&
 // "SIGSEGV", "SIGABRT"; "signal N" for one without a name.
 std::string signalName(int signal);
 
-} // namespace leakgate
+} // namespace leakgate::base

@@ -11,7 +11,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-namespace leakgate::interrupt {
+namespace leakgate::base::interrupt {
 namespace {
 
 // Every signal whose default action ends the process without a core (and SIGQUIT, which dumps
@@ -210,4 +210,4 @@ void BlockedSignals::restoreInChild() const {
     ::sigprocmask(SIG_SETMASK, reinterpret_cast<const sigset_t*>(previous_), nullptr);
 }
 
-} // namespace leakgate::interrupt
+} // namespace leakgate::base::interrupt

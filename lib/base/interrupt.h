@@ -11,7 +11,7 @@
 
 #include <sys/types.h>
 
-namespace leakgate::interrupt {
+namespace leakgate::base::interrupt {
 
 // The parent installs the handlers once, before it starts anything.
 LEAKGATE_API void installHandlers();
@@ -47,4 +47,4 @@ class BlockedSignals {
     unsigned char previous_[128]; // a sigset_t, kept opaque here
 };
 
-} // namespace leakgate::interrupt
+} // namespace leakgate::base::interrupt

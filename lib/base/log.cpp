@@ -4,7 +4,7 @@
 #include <cstdio>
 #include <cstdlib>
 
-namespace leakgate::log {
+namespace leakgate::base::log {
 namespace {
 
 Level initialLevel() {
@@ -38,4 +38,4 @@ const std::string& programName() {
     return g_programName;
 }
 
-} // namespace leakgate::log
+} // namespace leakgate::base::log

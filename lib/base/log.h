@@ -9,7 +9,7 @@
 #include <string>
 #include <string_view>
 
-namespace leakgate::log {
+namespace leakgate::base::log {
 
 enum class Level { kQuiet = 0, kInfo = 1, kDebug = 2 };
 
@@ -30,4 +30,4 @@ template <typename... Args> void debug(fmt::format_string<Args...> format, Args&
     if (level() >= Level::kDebug) write(Level::kDebug, fmt::format(format, std::forward<Args>(args)...));
 }
 
-} // namespace leakgate::log
+} // namespace leakgate::base::log

@@ -12,7 +12,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
-namespace leakgate {
+namespace leakgate::base {
 
 class Pipe {
   public:
@@ -42,4 +42,4 @@ class Pipe {
     int fds_[2] = {-1, -1};
 };
 
-} // namespace leakgate
+} // namespace leakgate::base

@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <vector>
 
-namespace leakgate {
+namespace leakgate::base {
 
 class PointerSet {
   public:
@@ -58,4 +58,4 @@ class PointerSet {
     size_t size_ = 0;
 };
 
-} // namespace leakgate
+} // namespace leakgate::base

@@ -8,7 +8,7 @@
 #include <cstring>
 #include <filesystem>
 
-namespace leakgate {
+namespace leakgate::base {
 
 namespace fs = std::filesystem;
 
@@ -40,4 +40,4 @@ RunScratchDirectory::~RunScratchDirectory() {
     interrupt::setScratchDirectory(nullptr);
 }
 
-} // namespace leakgate
+} // namespace leakgate::base

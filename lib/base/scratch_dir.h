@@ -10,7 +10,7 @@
 #include <optional>
 #include <string>
 
-namespace leakgate {
+namespace leakgate::base {
 
 class LEAKGATE_API RunScratchDirectory {
   public:
@@ -28,4 +28,4 @@ class LEAKGATE_API RunScratchDirectory {
     std::optional<std::string> previousTmpdir_;
 };
 
-} // namespace leakgate
+} // namespace leakgate::base

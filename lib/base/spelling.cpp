@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-namespace leakgate {
+namespace leakgate::base {
 namespace {
 
 // Levenshtein distance.
@@ -42,4 +42,4 @@ std::string didYouMean(const std::string& typed, const std::vector<std::string>&
     return hint.empty() ? "" : " (did you mean `" + hint + "`?)";
 }
 
-} // namespace leakgate
+} // namespace leakgate::base

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-namespace leakgate {
+namespace leakgate::base {
 
 // The candidate `typed` is a prefix of, or the one a few edits away; empty when none is close.
 LEAKGATE_API std::string closestName(const std::string& typed,
@@ -17,4 +17,4 @@ LEAKGATE_API std::string closestName(const std::string& typed,
 LEAKGATE_API std::string didYouMean(const std::string& typed,
                                     const std::vector<std::string>& candidates);
 
-} // namespace leakgate
+} // namespace leakgate::base

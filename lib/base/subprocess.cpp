@@ -21,7 +21,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-namespace leakgate::worker {
+namespace leakgate::base {
 namespace {
 
 constexpr size_t kStderrTailBytes = 8 * 1024;
@@ -259,4 +259,4 @@ ProcessOutcome runProcess(const ProcessSpec& spec) {
     return outcome;
 }
 
-} // namespace leakgate::worker
+} // namespace leakgate::base

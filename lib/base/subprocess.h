@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-namespace leakgate::worker {
+namespace leakgate::base {
 
 // The child sees the result pipe's write end on this descriptor.
 inline constexpr int kResultFd = 3;
@@ -53,4 +53,4 @@ ProcessOutcome runProcess(const ProcessSpec& spec);
 // "killed by signal 11 (Segmentation fault)"
 std::string describeSignal(int signal);
 
-} // namespace leakgate::worker
+} // namespace leakgate::base

@@ -8,7 +8,7 @@
 #include <mutex>
 #include <thread>
 
-namespace leakgate {
+namespace leakgate::base {
 
 void runTasks(const std::vector<Task>& tasks, int jobs) {
     for (size_t i = 0; i < tasks.size(); ++i)
@@ -64,4 +64,4 @@ void runTasks(const std::vector<Task>& tasks, int jobs) {
     if (failure) std::rethrow_exception(failure);
 }
 
-} // namespace leakgate
+} // namespace leakgate::base

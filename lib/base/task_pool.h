@@ -9,7 +9,7 @@
 #include <optional>
 #include <vector>
 
-namespace leakgate {
+namespace leakgate::base {
 
 struct Task {
     std::function<void()> run;
@@ -22,4 +22,4 @@ struct Task {
 // a task throws stops tasks from starting, and is rethrown once the running ones have finished.
 void runTasks(const std::vector<Task>& tasks, int jobs);
 
-} // namespace leakgate
+} // namespace leakgate::base

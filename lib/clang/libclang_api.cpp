@@ -21,7 +21,7 @@ const Loaded& loaded() {
         const char* override = std::getenv("LEAKGATE_LIBCLANG");
         const std::string path = override && *override ? override : LEAKGATE_LIBCLANG_PATH;
         // Kept for the life of the process: libclang's own state (its index) lives until exit.
-        static DynamicLibrary library(path);
+        static base::DynamicLibrary library(path);
         library.keepLoaded();
         if (!library.loaded()) {
             out.reason = fmt::format("cannot load libclang {} ({})", path, library.error());

@@ -15,7 +15,7 @@
 #include <optional>
 #include <sstream>
 
-namespace leakgate {
+namespace leakgate::commands {
 namespace {
 
 std::string trim(const std::string& text) {
@@ -66,7 +66,7 @@ std::int64_t Budgets::forCheck(const std::string& check) const {
 
 Budgets defaultBudgets() {
     Budgets budgets;
-    for (const CheckDef& check : checkDefs()) {
+    for (const report::CheckDef& check : report::checkDefs()) {
         if (check.budget != 0) budgets.allowedGrowth[check.name] = check.budget;
     }
     return budgets;
@@ -187,14 +187,16 @@ void checkBaselineSentinels(const nlohmann::json& baseline, const std::string& n
             "the sentinels, frame-cycle and retained-frame checks do not compare (run with "
             "--sentinel-mib "
             "{}, or make the baseline again)",
-            name, humanBytes(*baselineHost), humanBytes(hostBytes), *baselineHost >> 20));
+            name, report::humanBytes(*baselineHost), report::humanBytes(hostBytes),
+            *baselineHost >> 20));
     }
     if (baselineDevice && *baselineDevice != deviceBytes) {
         throw UsageError(fmt::format(
             "the baseline {} was made with device sentinels of {}, this run's are {}: the pinned bytes "
             "do "
             "not compare (run with --device-sentinel-mib {}, or make the baseline again)",
-            name, humanBytes(*baselineDevice), humanBytes(deviceBytes), *baselineDevice >> 20));
+            name, report::humanBytes(*baselineDevice), report::humanBytes(deviceBytes),
+            *baselineDevice >> 20));
     }
     auto checks = baseline.find("checks");
     if (baselineHost || checks == baseline.end() || !checks->is_array()) return;
@@ -203,7 +205,7 @@ void checkBaselineSentinels(const nlohmann::json& baseline, const std::string& n
         if (!check.is_object() || !check.contains("name") || !check["name"].is_string()) continue;
         const std::string checkName = check["name"];
         // A plug-in's sentinel check has no row: lib/workloads/probe.cpp names it <check>-sentinels.
-        const CheckDef* row = findCheck(checkName);
+        const report::CheckDef* row = report::findCheck(checkName);
         const bool countsSentinels = row ? row->countsSentinels : checkName.ends_with("-sentinels");
         if (countsSentinels && baselineAmount(check)) {
             throw UsageError(
@@ -242,4 +244,4 @@ void applyBaseline(Report& report, const nlohmann::json& baseline, const Budgets
     }
 }
 
-} // namespace leakgate
+} // namespace leakgate::commands

@@ -12,7 +12,7 @@
 #include <map>
 #include <string>
 
-namespace leakgate {
+namespace leakgate::commands {
 
 struct Budgets {
     std::map<std::string, std::int64_t> allowedGrowth; // check -> growth allowed, in its own unit
@@ -45,4 +45,4 @@ void checkBaselineSentinels(const nlohmann::json& baseline, const std::string& n
 
 void applyBaseline(Report& report, const nlohmann::json& baseline, const Budgets& budgets);
 
-} // namespace leakgate
+} // namespace leakgate::commands

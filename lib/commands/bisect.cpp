@@ -17,7 +17,7 @@
 #include <cctype>
 #include <filesystem>
 
-namespace leakgate {
+namespace leakgate::commands {
 
 namespace {
 
@@ -142,7 +142,7 @@ std::string culpritOf(const WorkloadResult& result, const CheckResult& check) {
     }
     if (result.findings.empty()) return "";
     for (const Finding& finding : result.findings)
-        if (explains(finding.kind, check.name)) return culpritNamed(finding);
+        if (report::explains(finding.kind, check.name)) return culpritNamed(finding);
     return culpritNamed(result.findings.front());
 }
 
@@ -192,17 +192,17 @@ BisectReport runBisect(const BisectOptions& requested) {
             versions.push_back(releases.selected[i]);
     report.rows.resize(versions.size());
     if (versions.empty())
-        log::info("bisect: shard {}/{} holds none of the {} releases", options.shard, options.shards,
-                  releases.selected.size());
+        base::log::info("bisect: shard {}/{} holds none of the {} releases", options.shard,
+                        options.shards, releases.selected.size());
 
     // Each release in its own venv and its own gate workers: independent processes, so -j N runs
     // N of them at once (the measurements are per process). A usage error stops every job.
-    std::vector<Task> tasks;
+    std::vector<base::Task> tasks;
     for (size_t i = 0; i < versions.size(); ++i) {
         tasks.push_back({[&, i] {
             BisectRow& row = report.rows[i];
             row.version = versions[i];
-            log::info("bisect: {}=={}", options.package, row.version);
+            base::log::info("bisect: {}=={}", options.package, row.version);
             try {
                 GateOptions gate = options.gate;
                 gate.target = report.target;
@@ -222,7 +222,7 @@ BisectReport runBisect(const BisectOptions& requested) {
             }
         }});
     }
-    runTasks(tasks, options.jobs);
+    base::runTasks(tasks, options.jobs);
     for (const auto& row : report.rows)
         for (const auto& [check, cell] : row.cells)
             if (std::find(report.checks.begin(), report.checks.end(), check) == report.checks.end())
@@ -230,8 +230,8 @@ BisectReport runBisect(const BisectOptions& requested) {
     orderChecksAsTheGate(report.checks);
     if (options.shards > 1) report.shard = fmt::format("{}/{}", options.shard, options.shards);
     computeTransitions(report);
-    log::info("{}", cacheSummaryLine(readCache()));
+    base::log::info("{}", cacheSummaryLine(readCache()));
     return report;
 }
 
-} // namespace leakgate
+} // namespace leakgate::commands

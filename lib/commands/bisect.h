@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-namespace leakgate {
+namespace leakgate::commands {
 
 struct BisectOptions {
     std::string package; // empty: the built-in target's PyPI package (lib/commands/builtin_targets.cpp)
@@ -40,4 +40,4 @@ std::string culpritOf(const WorkloadResult& result, const CheckResult& check);
 // The gate's order of its checks (a plug-in's after them, as found).
 void orderChecksAsTheGate(std::vector<std::string>& checks);
 
-} // namespace leakgate
+} // namespace leakgate::commands

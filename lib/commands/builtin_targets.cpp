@@ -1,6 +1,6 @@
 #include "lib/commands/builtin_targets.h"
 
-namespace leakgate {
+namespace leakgate::commands {
 
 namespace {
 
@@ -40,4 +40,4 @@ std::string builtinTargetNames(bool dslsOnly) {
     return names;
 }
 
-} // namespace leakgate
+} // namespace leakgate::commands

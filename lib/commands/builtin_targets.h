@@ -9,7 +9,7 @@
 #include <string>
 #include <string_view>
 
-namespace leakgate {
+namespace leakgate::commands {
 
 struct BuiltinTarget {
     const char* name;
@@ -26,4 +26,4 @@ const BuiltinTarget* findBuiltinTarget(std::string_view name);
 // rows with a PyPI package (what bisect can install).
 LEAKGATE_API std::string builtinTargetNames(bool dslsOnly = false);
 
-} // namespace leakgate
+} // namespace leakgate::commands

@@ -14,7 +14,7 @@
 
 #include <sys/stat.h>
 
-namespace leakgate {
+namespace leakgate::commands {
 
 namespace fs = std::filesystem;
 
@@ -176,7 +176,7 @@ namespace {
 
 // "21.3 MiB": humanBytes without its exact count, for columns.
 std::string bytesText(std::uintmax_t bytes) {
-    const std::string text = humanBytes(static_cast<std::int64_t>(bytes));
+    const std::string text = report::humanBytes(static_cast<std::int64_t>(bytes));
     return text.substr(0, text.find(" ("));
 }
 
@@ -240,4 +240,4 @@ std::string cacheSummaryLine(const CacheContents& contents) {
         bytesText(contents.uvBytes));
 }
 
-} // namespace leakgate
+} // namespace leakgate::commands

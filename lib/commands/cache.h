@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-namespace leakgate {
+namespace leakgate::commands {
 
 // What the cache holds (`leakgate cache list`).
 struct CachedVenv {
@@ -54,4 +54,4 @@ LEAKGATE_API std::string formatPruneOutcome(const PruneOutcome& outcome, const C
 // One line for the end of a bisect: "cache: 4.6 GiB in ~/.cache/leakgate (...)".
 std::string cacheSummaryLine(const CacheContents& contents);
 
-} // namespace leakgate
+} // namespace leakgate::commands

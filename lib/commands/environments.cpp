@@ -18,25 +18,25 @@
 #include <sstream>
 #include <unistd.h>
 
-namespace leakgate {
+namespace leakgate::commands {
 namespace {
 
 namespace fs = std::filesystem;
 
-worker::ProcessOutcome run(std::vector<std::string> argv, std::chrono::seconds timeout) {
-    worker::ProcessSpec spec;
+base::ProcessOutcome run(std::vector<std::string> argv, std::chrono::seconds timeout) {
+    base::ProcessSpec spec;
     spec.argv = std::move(argv);
     spec.timeout = timeout;
-    return worker::runProcess(spec);
+    return base::runProcess(spec);
 }
 
-std::string tail(const worker::ProcessOutcome& outcome) {
+std::string tail(const base::ProcessOutcome& outcome) {
     std::string text = outcome.stdoutText + outcome.stderrTail;
     return text.size() > 2000 ? text.substr(text.size() - 2000) : text;
 }
 
 // What pip says went wrong, in one line (its last ERROR: line), then its output's tail.
-std::string pipFailure(const worker::ProcessOutcome& outcome) {
+std::string pipFailure(const base::ProcessOutcome& outcome) {
     const std::string text = outcome.stdoutText + outcome.stderrTail;
     std::string summary = outcome.timedOut ? "timed out" : "";
     std::stringstream lines(text);
@@ -45,7 +45,7 @@ std::string pipFailure(const worker::ProcessOutcome& outcome) {
     return summary.empty() ? tail(outcome) : summary + "\n" + tail(outcome);
 }
 
-bool succeeded(const worker::ProcessOutcome& outcome) {
+bool succeeded(const base::ProcessOutcome& outcome) {
     return !outcome.timedOut && outcome.exitCode == 0;
 }
 
@@ -102,21 +102,21 @@ python::Environment pythonEnvironment(const std::string& executable) {
             const nlohmann::json kept = nlohmann::json::parse(in);
             auto env = kept.at("environment").get<python::Environment>();
             if (kept.at("launch").dump() == key && kept.at("path") == python::pathFingerprint(env)) {
-                log::debug("the environment of {} from {}", executable, file.string());
+                base::log::debug("the environment of {} from {}", executable, file.string());
                 return env;
             }
         }
     } catch (const std::exception& error) {
-        log::debug("environment cache {} not used: {}", file.string(), error.what());
+        base::log::debug("environment cache {} not used: {}", file.string(), error.what());
     }
     python::Environment env = python::queryEnvironment(executable);
     try {
         fs::create_directories(file.parent_path());
         nlohmann::json kept = {
             {"launch", launch}, {"path", python::pathFingerprint(env)}, {"environment", env}};
-        writeOutputFile(file.string(), kept.dump(1) + "\n");
+        base::writeOutputFile(file.string(), kept.dump(1) + "\n");
     } catch (const std::exception& error) {
-        log::debug("environment cache {} not written: {}", file.string(), error.what());
+        base::log::debug("environment cache {} not written: {}", file.string(), error.what());
     }
     return env;
 }
@@ -178,7 +178,7 @@ std::string digestOf(std::vector<std::string> requirements) {
 }
 
 // What the installer says went wrong: pip's last ERROR: line, uv's first `×` line, then the tail.
-std::string installFailure(const Installer& installer, const worker::ProcessOutcome& outcome) {
+std::string installFailure(const Installer& installer, const base::ProcessOutcome& outcome) {
     if (installer.kind == Installer::Kind::kPip) return pipFailure(outcome);
     std::string summary = outcome.timedOut ? "timed out" : "";
     std::stringstream lines(outcome.stdoutText + outcome.stderrTail);
@@ -237,10 +237,10 @@ std::string ensureReleaseEnvironment(const Release& release, std::chrono::second
         fs::last_write_time(venv / kReadyMarker, fs::file_time_type::clock::now(), ignored);
         return venvPython;
     }
-    log::info("making the environment for {}{} (Python {}) in {} with {}", requirementOf(release),
-              release.with.empty() ? "" : fmt::format(" and {}", fmt::join(release.with, ", ")),
-              pythonVersion, venv.string(),
-              installer.kind == Installer::Kind::kUv ? installer.version : "pip");
+    base::log::info("making the environment for {}{} (Python {}) in {} with {}", requirementOf(release),
+                    release.with.empty() ? "" : fmt::format(" and {}", fmt::join(release.with, ", ")),
+                    pythonVersion, venv.string(),
+                    installer.kind == Installer::Kind::kUv ? installer.version : "pip");
     fs::remove_all(venv); // a half-made venv from an interrupted run
     fs::create_directories(wheels);
     // A venv that could not be made whole is removed: a release that cannot be installed leaves
@@ -323,4 +323,4 @@ std::vector<std::string> listReleases(const std::string& package, bool pre) {
     return versions;
 }
 
-} // namespace leakgate
+} // namespace leakgate::commands

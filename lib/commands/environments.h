@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-namespace leakgate {
+namespace leakgate::commands {
 
 // The file in a venv that says it was made whole; its time is the venv's last use.
 inline constexpr const char* kReadyMarker = ".leakgate-ready";
@@ -61,4 +61,4 @@ std::string ensureReleaseEnvironment(const Release& release, std::chrono::second
 // pre- and dev-releases too). lib/commands/versions.h orders them.
 std::vector<std::string> listReleases(const std::string& package, bool pre);
 
-} // namespace leakgate
+} // namespace leakgate::commands

@@ -5,7 +5,7 @@
 #include <filesystem>
 #include <set>
 
-namespace leakgate {
+namespace leakgate::commands {
 namespace {
 
 // The attribute a retained frame hangs from, when the last step of its path is one
@@ -136,4 +136,4 @@ void lintFixSites(const std::vector<WorkloadResult*>& results, const std::string
     }
 }
 
-} // namespace leakgate
+} // namespace leakgate::commands

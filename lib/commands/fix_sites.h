@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-namespace leakgate {
+namespace leakgate::commands {
 
 // The Python files the lint must read to place `results`' findings (their frames' files, and
 // `script` when given); empty when no finding is of a kind a fix site is found for.
@@ -28,4 +28,4 @@ void placeFixSites(WorkloadResult& result, const std::vector<Finding>& lint);
 void lintFixSites(const std::vector<WorkloadResult*>& results, const std::string& script,
                   LintOptions lint);
 
-} // namespace leakgate
+} // namespace leakgate::commands

@@ -27,7 +27,7 @@
 #include <mutex>
 #include <unistd.h>
 
-namespace leakgate {
+namespace leakgate::commands {
 namespace {
 
 namespace fs = std::filesystem;
@@ -37,7 +37,7 @@ using workloads::TargetRef;
 TargetRef resolveTarget(const std::string& target) {
     if (const BuiltinTarget* builtin = findBuiltinTarget(target)) {
         if (builtin->module) return {builtin->name, builtin->module, ""};
-        return {builtin->name, "", (dataDir() / builtin->file).string()};
+        return {builtin->name, "", (base::dataDir() / builtin->file).string()};
     }
     if (fs::is_regular_file(target))
         return {fs::path(target).stem().string(), "", fs::absolute(target).string()};
@@ -106,11 +106,11 @@ std::string gateCheckTable() {
     std::vector<std::string> workloads;
     for (const worker::WorkloadEntry* entry : worker::workloadsOf(worker::Command::kGate))
         workloads.push_back(entry->name);
-    return formatCheckTable(workloads);
+    return report::formatCheckTable(workloads);
 }
 
 std::string defaultGateTarget() {
-    return (dataDir() / "fixtures/targets/frame_cycle_461.py").string();
+    return (base::dataDir() / "fixtures/targets/frame_cycle_461.py").string();
 }
 
 Report runGate(const GateOptions& options) {
@@ -156,7 +156,7 @@ Report runGate(const GateOptions& options) {
     // so which run beside it changes no figure. Results are assembled in the plan's order, so the
     // report reads the same for any -j.
     std::vector<GateRun> runs;
-    std::vector<Task> tasks;
+    std::vector<base::Task> tasks;
     std::mutex learntLock;
     // Learnt from the decorate workload, which imports the target first: whether it has scalar
     // types and launch cases. Without them the launch-path workloads would only start a worker to
@@ -208,13 +208,13 @@ Report runGate(const GateOptions& options) {
                  if (!run.probe.empty()) request.spec.probe = fs::absolute(run.probe).string();
                  if (::isatty(STDERR_FILENO)) {
                      // Progress for a person watching: the soak alone takes its whole budget.
-                     log::info("{} on {}{}{}",
-                               chained             ? std::string("import, decorate")
-                               : run.probe.empty() ? workload
-                                                   : run.probe,
-                               run.subject->name, run.role == Role::kReference ? " (reference)" : "",
-                               workload == "soak" ? fmt::format(", about {:.0f} s", options.soakSeconds)
-                                                  : "");
+                     base::log::info(
+                         "{} on {}{}{}",
+                         chained             ? std::string("import, decorate")
+                         : run.probe.empty() ? workload
+                                             : run.probe,
+                         run.subject->name, run.role == Role::kReference ? " (reference)" : "",
+                         workload == "soak" ? fmt::format(", about {:.0f} s", options.soakSeconds) : "");
                  }
                  WorkloadResult result;
                  if (chained) {
@@ -254,7 +254,7 @@ Report runGate(const GateOptions& options) {
         plan(&probeEntry, Role::kTarget, probe);
         if (!targetIsReference) plan(&probeEntry, Role::kReference, probe);
     }
-    runTasks(tasks, options.jobs);
+    base::runTasks(tasks, options.jobs);
 
     GateJudgement judgement{selected, target.name, targetIsReference, targetHasScalarTypes};
     report.results = judgeGate(runs, judgement);
@@ -291,4 +291,4 @@ Report runGate(const GateOptions& options) {
     return report;
 }
 
-} // namespace leakgate
+} // namespace leakgate::commands

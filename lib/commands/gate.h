@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-namespace leakgate {
+namespace leakgate::commands {
 
 // The workloads' settings are the workers' own type (lib/workloads/spec.h), with its defaults.
 struct GateOptions : workloads::WorkloadSettings {
@@ -48,4 +48,4 @@ std::string defaultGateTarget();
 // Throws UsageError for an unknown target or check (nothing ran).
 LEAKGATE_API Report runGate(const GateOptions& options);
 
-} // namespace leakgate
+} // namespace leakgate::commands

@@ -12,7 +12,7 @@
 #include <algorithm>
 #include <map>
 
-namespace leakgate {
+namespace leakgate::commands {
 
 bool isSelected(const std::vector<std::string>& selected, const std::string& check) {
     return std::find(selected.begin(), selected.end(), check) != selected.end();
@@ -29,7 +29,7 @@ bool allSkipped(const WorkloadResult& result, const std::vector<std::string>& se
 }
 
 void decideSoak(WorkloadResult& target, const WorkloadResult* reference) {
-    const std::int64_t slopeBudget = findCheck("soak-growth")->budget;
+    const std::int64_t slopeBudget = report::findCheck("soak-growth")->budget;
     for (auto& check : target.checks) {
         if (check.name != "soak-growth" || check.status != Status::kPass || !check.amount) continue;
         std::int64_t baseline = 0;
@@ -38,7 +38,8 @@ void decideSoak(WorkloadResult& target, const WorkloadResult* reference) {
             for (const auto& other : reference->checks) {
                 if (other.name == check.name && other.amount) {
                     baseline = *other.amount;
-                    against = fmt::format("the reference: {} per 1000 steps", humanBytes(baseline));
+                    against =
+                        fmt::format("the reference: {} per 1000 steps", report::humanBytes(baseline));
                 }
             }
         }
@@ -48,7 +49,7 @@ void decideSoak(WorkloadResult& target, const WorkloadResult* reference) {
         if (target.details.contains("soak") && target.details["soak"].is_object())
             target.details["soak"]["budget_slope_bytes_per_1000_steps"] = baseline + slopeBudget;
         check.reason = fmt::format("{} ({}; budget {} per 1000 steps beyond it)", check.reason, against,
-                                   humanBytes(slopeBudget));
+                                   report::humanBytes(slopeBudget));
     }
 }
 
@@ -65,7 +66,7 @@ void compareWithReference(WorkloadResult& target, const WorkloadResult* referenc
         if (baseline == reference->checks.end() || baseline->status != Status::kFail) continue;
         if (check.amount.value_or(0) <= baseline->amount.value_or(0)) {
             check.status = Status::kPass;
-            const CheckDef* row = findCheck(check.name);
+            const report::CheckDef* row = report::findCheck(check.name);
             check.reason = fmt::format("retains no more than the reference ({} vs {} {}): {}",
                                        check.amount.value_or(0), baseline->amount.value_or(0),
                                        row ? row->unit : "in the check's unit", check.reason);
@@ -106,8 +107,8 @@ std::vector<WorkloadResult> judgeGate(std::vector<GateRun>& runs, const GateJudg
         const worker::WorkloadEntry* entry = targetRun.entry;
         if (!targetRun.ran) {
             const char* skipReason = entry->scalarTypes && judgement.targetHasScalarTypes == false
-                                         ? kNoScalarTypesReason
-                                         : kNoLaunchCasesReason;
+                                         ? workloads::kNoScalarTypesReason
+                                         : workloads::kNoLaunchCasesReason;
             WorkloadResult skipped;
             skipped.workload = entry->name;
             skipped.subject = judgement.targetName;
@@ -178,4 +179,4 @@ std::vector<WorkloadResult> judgeGate(std::vector<GateRun>& runs, const GateJudg
     return results;
 }
 
-} // namespace leakgate
+} // namespace leakgate::commands

@@ -1,20 +1,17 @@
 // The gate's judgement: from what its workers returned to the results it reports. Nothing runs
 // here: the gate plans its workers and runs them (gate.cpp), then hands every run to judgeGate,
-// and the unit tests hand it results as workers would (tests/unit/gate_judge_test.cpp).
+// and the unit tests hand it results as workers would (tests/unit/commands/gate_judge_test.cpp).
 #pragma once
 
 #include "leakgate/report.h"
+#include "lib/worker/registry.h"
 #include "lib/workloads/spec.h"
 
 #include <optional>
 #include <string>
 #include <vector>
 
-namespace leakgate {
-
-namespace worker {
-struct WorkloadEntry;
-}
+namespace leakgate::commands {
 
 // One planned worker of a gate run, and what it returned.
 struct GateRun {
@@ -56,4 +53,4 @@ void compareWithReference(WorkloadResult& target, const WorkloadResult* referenc
 void claimProbeCheckNames(WorkloadResult& result, std::vector<std::string>& taken,
                           const std::string& probe);
 
-} // namespace leakgate
+} // namespace leakgate::commands

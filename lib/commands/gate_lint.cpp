@@ -7,7 +7,7 @@
 
 #include <filesystem>
 
-namespace leakgate {
+namespace leakgate::commands {
 namespace {
 
 namespace fs = std::filesystem;
@@ -36,7 +36,7 @@ std::vector<std::string> gateLintPaths(const workloads::TargetRef& target,
         return {};
     }
     if (target.module == "leakgate_reference") {
-        fs::path reference = dataDir() / "lib/data/reference/leakgate_reference";
+        fs::path reference = base::dataDir() / "lib/data/reference/leakgate_reference";
         return fs::is_directory(reference) ? std::vector<std::string>{reference.string()}
                                            : std::vector<std::string>{};
     }
@@ -106,4 +106,4 @@ WorkloadResult gateLintSkipped(const workloads::TargetRef& target, const python:
     return result;
 }
 
-} // namespace leakgate
+} // namespace leakgate::commands

@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-namespace leakgate {
+namespace leakgate::commands {
 
 // What to lint for a resolved gate target (a module or a path): a file target's
 // file; for the built-in `cute`, the nvidia_cutlass_dsl package installed in `env`; for
@@ -27,4 +27,4 @@ size_t markConfirmedLintFindings(Report& report);
 // The lint result when gateLintPaths found nothing: the `lint` check, skipped with the reason.
 WorkloadResult gateLintSkipped(const workloads::TargetRef& target, const python::Environment& env);
 
-} // namespace leakgate
+} // namespace leakgate::commands

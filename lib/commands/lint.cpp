@@ -18,7 +18,7 @@
 #include <map>
 #include <string_view>
 
-namespace leakgate {
+namespace leakgate::commands {
 namespace {
 
 namespace fs = std::filesystem;
@@ -172,7 +172,7 @@ void walk(const fs::path& dir, const lint::ProjectSettings& settings, Inputs& in
     std::sort(dirs.begin(), dirs.end());
     for (const auto& file : files) {
         bool python = file.extension() == ".py";
-        bool cxx = isCxxSource(file.string());
+        bool cxx = lint::isCxxSource(file.string());
         if (!python && !cxx) continue;
         if (lint::isExcluded(file, settings.exclude)) {
             ++inputs.excluded;
@@ -199,7 +199,7 @@ Inputs splitInputs(const std::vector<std::string>& paths, const lint::ProjectSet
         if (lint::isExcluded(path, settings.exclude)) {
             ++inputs.excluded;
         } else if (!fs::is_directory(path)) {
-            (isCxxSource(path) ? inputs.cxx : inputs.python).push_back(path);
+            (lint::isCxxSource(path) ? inputs.cxx : inputs.python).push_back(path);
         } else {
             for (const char* place : {"compile_commands.json", "build/compile_commands.json"}) {
                 if (!inputs.compileCommands && fs::is_regular_file(fs::path(path) / place))
@@ -254,9 +254,10 @@ lint::ProjectSettings projectSettings(const LintOptions& options,
 // The rules this run reports: the selected ones (all by default) less the ignored ones, of those
 // this build can check.
 std::vector<std::string> activeRules(const lint::ProjectSettings& settings) {
-    std::vector<std::string> available(std::begin(kLintRules), std::end(kLintRules));
-    if (cxxLintAvailable())
-        available.insert(available.end(), std::begin(kCxxLintRules), std::end(kCxxLintRules));
+    std::vector<std::string> available(std::begin(lint::kLintRules), std::end(lint::kLintRules));
+    if (lint::cxxLintAvailable())
+        available.insert(available.end(), std::begin(lint::kCxxLintRules),
+                         std::end(lint::kCxxLintRules));
     std::vector<std::string> rules;
     for (const auto& rule : available) {
         bool selected = !settings.select || std::find(settings.select->begin(), settings.select->end(),
@@ -293,7 +294,7 @@ void applySettings(WorkloadResult& result, const std::vector<std::string>& rules
     result.findings = std::move(kept);
     result.details["suppressed"] = std::move(suppressed);
     for (const auto& warning : comments.unknownRules()) {
-        log::info("lint: {}", warning);
+        base::log::info("lint: {}", warning);
         result.details["suppression_warnings"].push_back(warning);
     }
 }
@@ -303,14 +304,14 @@ void applySettings(WorkloadResult& result, const std::vector<std::string>& rules
 // is one of the unparsed (its child process died, not this one), so the Python findings stay.
 void lintCxx(const LintOptions& options, const Inputs& inputs, WorkloadResult& result) {
     if (inputs.cxx.empty()) return;
-    if (!cxxLintAvailable()) {
+    if (!lint::cxxLintAvailable()) {
         result.checks.push_back(
             {"lint-cxx", Status::kSkip,
              fmt::format("{} not checked: {}", plural(inputs.cxx.size(), "C/C++ file"),
-                         cxxLintUnavailableReason())});
+                         lint::cxxLintUnavailableReason())});
         return;
     }
-    CxxLintOptions cxx;
+    lint::CxxLintOptions cxx;
     cxx.files = inputs.cxx;
     cxx.compileCommands = options.compileCommands ? options.compileCommands : inputs.compileCommands;
     cxx.flags = options.cxxFlags;
@@ -319,13 +320,13 @@ void lintCxx(const LintOptions& options, const Inputs& inputs, WorkloadResult& r
     // Python.h parsed once per command line (cxx.cpp); off, for comparing, with this variable set.
     const char* off = std::getenv("LEAKGATE_NO_PRECOMPILED_HEADER");
     cxx.precompileOpenings = !(off && *off);
-    CxxLintResult lint = lintCxxFiles(cxx);
-    for (auto& finding : lint.findings)
+    lint::CxxLintResult linted = lint::lintCxxFiles(cxx);
+    for (auto& finding : linted.findings)
         result.findings.push_back(std::move(finding));
-    result.details["files"] = result.details.value("files", size_t{0}) + lint.files;
-    for (auto& entry : lint.unparsed)
+    result.details["files"] = result.details.value("files", size_t{0}) + linted.files;
+    for (auto& entry : linted.unparsed)
         result.details["unparsed"].push_back(std::move(entry));
-    result.details["cxx"] = {{"files", lint.files}, {"compile_commands", lint.compileCommands}};
+    result.details["cxx"] = {{"files", linted.files}, {"compile_commands", linted.compileCommands}};
 }
 
 } // namespace
@@ -368,7 +369,7 @@ Report runLint(const LintOptions& options) {
                                                        ? std::vector<std::vector<std::string>>{}
                                                        : splitForWorkers(inputs.python, options.jobs);
     std::vector<WorkloadResult> parts(chunks.size());
-    std::vector<Task> tasks;
+    std::vector<base::Task> tasks;
     for (size_t i = 0; i < chunks.size(); ++i) {
         tasks.push_back({[&, i] {
             worker::WorkerRequest request;
@@ -382,7 +383,7 @@ Report runLint(const LintOptions& options) {
             parts[i] = worker::runInWorker(request);
         }});
     }
-    runTasks(tasks, options.jobs);
+    base::runTasks(tasks, options.jobs);
     for (WorkloadResult& part : parts)
         merge(result, std::move(part));
     lintCxx(options, inputs, result);
@@ -395,11 +396,11 @@ Report runLint(const LintOptions& options) {
         check.reason = result.error->message;
     }
     // Only C/C++ files, and no libclang to read them: nothing was checked, so `lint` cannot pass.
-    if (result.details.value("files", size_t{0}) == 0 && !inputs.cxx.empty() && !cxxLintAvailable() &&
-        check.status == Status::kPass) {
+    if (result.details.value("files", size_t{0}) == 0 && !inputs.cxx.empty() &&
+        !lint::cxxLintAvailable() && check.status == Status::kPass) {
         check.status = Status::kSkip;
-        check.reason =
-            fmt::format("no file checked: only C/C++ files found, and {}", cxxLintUnavailableReason());
+        check.reason = fmt::format("no file checked: only C/C++ files found, and {}",
+                                   lint::cxxLintUnavailableReason());
     }
     // Everything given or found was excluded (a pre-commit run on excluded files): nothing checked.
     if (inputs.python.empty() && inputs.cxx.empty() && check.status == Status::kPass) {
@@ -416,4 +417,4 @@ Report runLint(const LintOptions& options) {
     return report;
 }
 
-} // namespace leakgate
+} // namespace leakgate::commands

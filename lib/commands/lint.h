@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-namespace leakgate {
+namespace leakgate::commands {
 
 struct LintOptions {
     std::vector<std::string> paths;    // files, or directories searched for *.py and C/C++ sources
@@ -48,4 +48,4 @@ struct LintOptions {
 // not exist, a Python of another version, an unknown rule, a pyproject.toml table that does not read).
 LEAKGATE_API Report runLint(const LintOptions& options);
 
-} // namespace leakgate
+} // namespace leakgate::commands

@@ -12,7 +12,7 @@
 #include <fstream>
 #include <map>
 
-namespace leakgate {
+namespace leakgate::commands {
 
 namespace {
 
@@ -79,4 +79,4 @@ BisectReport mergeBisectReports(const std::vector<std::string>& files) {
     return merged;
 }
 
-} // namespace leakgate
+} // namespace leakgate::commands

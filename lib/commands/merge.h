@@ -8,10 +8,10 @@
 #include <string>
 #include <vector>
 
-namespace leakgate {
+namespace leakgate::commands {
 
 // Throws UsageError for a file that is not a bisect JSON report, for reports of different
 // packages, extras, targets or Pythons, and for a release that two of them gated.
 LEAKGATE_API BisectReport mergeBisectReports(const std::vector<std::string>& files);
 
-} // namespace leakgate
+} // namespace leakgate::commands

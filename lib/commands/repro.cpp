@@ -26,7 +26,7 @@
 
 #include <unistd.h>
 
-namespace leakgate {
+namespace leakgate::commands {
 
 namespace fs = std::filesystem;
 
@@ -421,7 +421,7 @@ std::string writeDecoratorScript(const Report& report, const Located& located, c
         "and drops them (nothing is compiled or launched). After caller() returns, the payload must "
         "be gone by reference counting alone; with the collector off, a decorator frame in a "
         "reference cycle pins the frames above it through f_back, and with them the payload.",
-        humanBytes(payload)));
+        report::humanBytes(payload)));
 
     std::string out = headerText(header, report, located, check, settings);
     out += "import gc\nimport os\nimport sys\nimport weakref\n\n";
@@ -435,7 +435,7 @@ std::string writeDecoratorScript(const Report& report, const Located& located, c
            "    torch = None\n"
            "    HAS_CUDA = False\n\n";
     out += fmt::format("PAYLOAD_BYTES = {}  # {}, sized from the finding\n\n\n", payload,
-                       humanBytes(payload));
+                       report::humanBytes(payload));
     out += "class Payload:\n"
            "    \"\"\"A caller's local: PAYLOAD_BYTES of host memory, weakly referenceable (a bytearray "
            "is not).\"\"\"\n\n"
@@ -750,7 +750,7 @@ TargetFile builtinFile(const BuiltinTarget& builtin) {
     if (!builtin.file)
         throw UsageError(fmt::format("repro: `{}` is leakgate's own runtime, not a DSL to reproduce on",
                                      builtin.name));
-    return {builtin.name, (dataDir() / builtin.file).string(), true};
+    return {builtin.name, (base::dataDir() / builtin.file).string(), true};
 }
 
 // The target file the finding was measured on: --target, else the report's subject (a built-in
@@ -895,18 +895,18 @@ ReproRun runOnce(const std::string& script, const std::string& python,
             fs::remove_all(dir, ignored);
         }
     } remove{dir};
-    writeOutputFile((dir / "repro.py").string(), script);
+    base::writeOutputFile((dir / "repro.py").string(), script);
 
-    worker::ProcessSpec spec;
+    base::ProcessSpec spec;
     spec.argv = {"/bin/sh", "-c",      "cd \"$1\" && shift && exec \"$@\"", "sh", dir.string(),
                  python,    "repro.py"};
     spec.timeout = timeout;
-    const worker::ProcessOutcome outcome = worker::runProcess(spec);
+    const base::ProcessOutcome outcome = base::runProcess(spec);
     run.exitCode = outcome.exitCode;
     if (outcome.timedOut) {
         run.detail = fmt::format("timed out after {} s", timeout.count());
     } else if (outcome.signal) {
-        run.detail = worker::describeSignal(*outcome.signal);
+        run.detail = base::describeSignal(*outcome.signal);
     } else if (outcome.exitCode == 0 || outcome.exitCode == 1) {
         // A verdict needs the script's verdict line: an interpreter that cannot even compile the
         // script (a SyntaxError) also exits 1.
@@ -1059,7 +1059,7 @@ ReproResult runRepro(const ReproOptions& options) {
     if (options.fromScan && options.script.empty())
         throw UsageError("repro: --from-scan needs the script: --from-scan -- SCRIPT [ARGS...]");
     if (!options.out.empty() && options.out != "-" && !options.from.empty() &&
-        sameFile(options.out, options.from))
+        base::sameFile(options.out, options.from))
         throw UsageError(fmt::format("repro: --out {} is the report it reads", options.out));
     std::string script;
     if (!options.script.empty()) {
@@ -1067,7 +1067,7 @@ ReproResult runRepro(const ReproOptions& options) {
         script = std::filesystem::absolute(options.script, error).lexically_normal().string();
         if (error || !std::filesystem::is_regular_file(script, error))
             throw UsageError(fmt::format("repro: no such script: {}", options.script));
-        if (!options.out.empty() && options.out != "-" && sameFile(options.out, script))
+        if (!options.out.empty() && options.out != "-" && base::sameFile(options.out, script))
             throw UsageError(fmt::format("repro: --out {} is the script it re-runs", options.out));
     }
     // Every interpreter is checked before anything is written: a typo is a usage error, not a run.
@@ -1133,7 +1133,8 @@ ReproResult runRepro(const ReproOptions& options) {
         settings.releaseWindow =
             releaseWindow(*bisect, checkOf(*located.result, *located.finding), result.release);
     result.script = writeReproducer(report, located.index, target, settings);
-    if (!options.out.empty() && options.out != "-") writeOutputFile(options.out, result.script.text);
+    if (!options.out.empty() && options.out != "-")
+        base::writeOutputFile(options.out, result.script.text);
     for (const auto& [python, expected] : pythons)
         result.runs.push_back(runOnce(result.script.text, python, expected, options.timeout));
     return result;
@@ -1178,4 +1179,4 @@ std::string describeRepro(const ReproResult& result, const ReproOptions& options
     return out;
 }
 
-} // namespace leakgate
+} // namespace leakgate::commands

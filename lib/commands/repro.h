@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-namespace leakgate {
+namespace leakgate::commands {
 
 // The finding shapes repro writes a reproducer for (docs/reference/cli.md, "leakgate repro").
 enum class ReproShape {
@@ -133,4 +133,4 @@ LEAKGATE_API ReproResult runRepro(const ReproOptions& options);
 // The summary a person reads: which finding, what the script does, each run's verdict.
 LEAKGATE_API std::string describeRepro(const ReproResult& result, const ReproOptions& options);
 
-} // namespace leakgate
+} // namespace leakgate::commands

@@ -12,7 +12,7 @@
 #include <filesystem>
 #include <fstream>
 
-namespace leakgate {
+namespace leakgate::commands {
 
 Report runScan(const ScanOptions& options) {
     std::error_code error;
@@ -63,4 +63,4 @@ Report runScan(const ScanOptions& options) {
     return report;
 }
 
-} // namespace leakgate
+} // namespace leakgate::commands

@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-namespace leakgate {
+namespace leakgate::commands {
 
 struct ScanOptions {
     std::string script; // a file, or
@@ -35,4 +35,4 @@ struct ScanOptions {
 // that cannot be found is the worker's usage error (exit 2).
 LEAKGATE_API Report runScan(const ScanOptions& options);
 
-} // namespace leakgate
+} // namespace leakgate::commands

@@ -8,7 +8,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-namespace leakgate {
+namespace leakgate::commands {
 
 VersionSelection selectVersions(const std::vector<std::string>& versions,
                                 const std::optional<std::string>& specifier, bool pre) {
@@ -16,12 +16,12 @@ VersionSelection selectVersions(const std::vector<std::string>& versions,
         {"versions", versions},
         {"specifier", specifier ? nlohmann::json(*specifier) : nlohmann::json(nullptr)},
         {"pre", pre}};
-    worker::ProcessSpec spec;
+    base::ProcessSpec spec;
     spec.argv = {python::buildPythonExecutable(), "-I",
-                 (dataDir() / "lib/commands/versions.py").string()};
+                 (base::dataDir() / "lib/commands/versions.py").string()};
     spec.input = request.dump();
     spec.timeout = std::chrono::seconds(60);
-    const worker::ProcessOutcome outcome = worker::runProcess(spec);
+    const base::ProcessOutcome outcome = base::runProcess(spec);
     nlohmann::json answer;
     if (!outcome.timedOut && outcome.exitCode == 0)
         answer = nlohmann::json::parse(outcome.stdoutText, nullptr, /*allow_exceptions=*/false);
@@ -44,4 +44,4 @@ bool isSpecifier(const std::string& text) {
            std::string_view("<>=!~").find(text[first]) != std::string_view::npos;
 }
 
-} // namespace leakgate
+} // namespace leakgate::commands

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-namespace leakgate {
+namespace leakgate::commands {
 
 struct VersionSelection {
     std::vector<std::string> selected; // oldest first
@@ -24,4 +24,4 @@ VersionSelection selectVersions(const std::vector<std::string>& versions,
 // Whether a --versions value is a specifier set (">=4.6,<4.8", "~=4.6") rather than a list.
 bool isSpecifier(const std::string& text);
 
-} // namespace leakgate
+} // namespace leakgate::commands

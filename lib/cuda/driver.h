@@ -125,7 +125,7 @@ class Driver {
     std::string reason_;
     DeviceInfo device_;
     DriverApi api_;
-    std::optional<DynamicLibrary> library_; // opened by load()
+    std::optional<base::DynamicLibrary> library_; // opened by load()
 #if LEAKGATE_WITH_CUDA
     CUdevice ordinal_ = 0;
     CUcontext context_ = nullptr; // the retained primary context

@@ -39,7 +39,7 @@
 #include <string_view>
 #include <utility>
 
-namespace leakgate {
+namespace leakgate::lint {
 namespace {
 
 namespace fs = std::filesystem;
@@ -1374,7 +1374,7 @@ class PrecompiledOpenings {
         if (!directory_) {
             std::string pattern = (fs::temp_directory_path() / "leakgate-lint-XXXXXX").string();
             if (!::mkdtemp(pattern.data())) {
-                log::debug("no directory for precompiled headers: {}", std::strerror(errno));
+                base::log::debug("no directory for precompiled headers: {}", std::strerror(errno));
                 return std::nullopt;
             }
             directory_ = pattern;
@@ -1391,11 +1391,11 @@ class PrecompiledOpenings {
         args[*line.fileArg] = header;
         args.insert(args.begin() + static_cast<std::ptrdiff_t>(*line.fileArg),
                     {"-x", cxx ? "c++-header" : "c-header"});
-        ForkedChildSpec spec;
+        base::ForkedChildSpec spec;
         spec.timeout = options_.timeout;
         spec.stackBytes = options_.stackBytes;
-        ForkedChildOutcome child = runInForkedChild(
-            [&](const ChildChannel& channel) {
+        base::ForkedChildOutcome child = base::runInForkedChild(
+            [&](const base::ChildChannel& channel) {
                 ::setenv("LIBCLANG_NOTHREADS", "1", 1);
                 clang::IndexGuard index;
                 CXErrorCode code = CXError_Success;
@@ -1408,7 +1408,8 @@ class PrecompiledOpenings {
             },
             spec);
         if (child.timedOut || child.signal || child.exitCode != 0 || child.sent != "saved\n") {
-            log::debug("the opening {:?} did not precompile; its files are parsed without it", opening);
+            base::log::debug("the opening {:?} did not precompile; its files are parsed without it",
+                             opening);
             return std::nullopt;
         }
         return saved;
@@ -1450,7 +1451,7 @@ std::string parseFailure(CXErrorCode code) {
 // The child's half: parse, apply the rules, and send the parsed mark, then one line of JSON,
 // {"findings": [...], "unparsed": an entry or null}.
 void lintTranslationUnit(const std::string& file, const CommandLine& line,
-                         const std::optional<std::string>& opening, const ChildChannel& channel) {
+                         const std::optional<std::string>& opening, const base::ChildChannel& channel) {
     // libclang parses on a thread of its own with an 8 MiB stack unless told not to; told, it
     // parses on this one, whose stack is the large one forked_child.h gives the work.
     ::setenv("LIBCLANG_NOTHREADS", "1", 1);
@@ -1501,11 +1502,12 @@ void lintTranslationUnit(const std::string& file, const CommandLine& line,
 void lintInChild(const std::string& file, const CommandLine& line,
                  const std::optional<std::string>& opening, const CxxLintOptions& options,
                  CxxLintResult& result) {
-    ForkedChildSpec spec;
+    base::ForkedChildSpec spec;
     spec.timeout = options.timeout;
     spec.stackBytes = options.stackBytes;
-    ForkedChildOutcome child = runInForkedChild(
-        [&](const ChildChannel& channel) { lintTranslationUnit(file, line, opening, channel); }, spec);
+    base::ForkedChildOutcome child = base::runInForkedChild(
+        [&](const base::ChildChannel& channel) { lintTranslationUnit(file, line, opening, channel); },
+        spec);
     const bool parsed = child.sent.starts_with(kParsedMark);
     if (!child.timedOut && !child.signal && child.exitCode == 0 && parsed) {
         try {
@@ -1515,7 +1517,7 @@ void lintInChild(const std::string& file, const CommandLine& line,
             if (!out.at("unparsed").is_null()) result.unparsed.push_back(out.at("unparsed"));
             return;
         } catch (const nlohmann::json::exception& error) {
-            log::debug("unreadable result of the child that linted {}: {}", file, error.what());
+            base::log::debug("unreadable result of the child that linted {}: {}", file, error.what());
         }
     }
     nlohmann::json entry = {{"file", file}, {"line", 0}};
@@ -1530,10 +1532,10 @@ void lintInChild(const std::string& file, const CommandLine& line,
             parsed
                 ? fmt::format("leakgate's analysis crashed ({}) on this file after libclang parsed it; "
                               "not analysed",
-                              signalName(*child.signal))
+                              base::signalName(*child.signal))
                 : fmt::format("libclang crashed ({}) parsing this file; not analysed",
-                              signalName(*child.signal));
-        entry["signal"] = signalName(*child.signal);
+                              base::signalName(*child.signal));
+        entry["signal"] = base::signalName(*child.signal);
     } else {
         // What it wrote last says why ("leakgate: ..." when the work threw).
         std::string_view said = child.stderrTail;
@@ -1584,4 +1586,4 @@ CxxLintResult lintCxxFiles(const CxxLintOptions& options) {
     return result;
 }
 
-} // namespace leakgate
+} // namespace leakgate::lint

@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-namespace leakgate {
+namespace leakgate::lint {
 
 // The C/C++ rules, in report order; a finding's kind is "lint:" + rule.
 inline constexpr const char* kCxxLintRules[] = {"frame-stored-static", "frame-stored-member",
@@ -67,4 +67,4 @@ std::string embeddedPythonIncludeDir();
 // process (the child is forked, not executed).
 CxxLintResult lintCxxFiles(const CxxLintOptions& options);
 
-} // namespace leakgate
+} // namespace leakgate::lint

@@ -6,7 +6,7 @@
 
 #include <filesystem>
 
-namespace leakgate {
+namespace leakgate::lint {
 
 bool cxxLintAvailable() {
     return false;
@@ -35,4 +35,4 @@ CxxLintResult lintCxxFiles(const CxxLintOptions&) {
     return {};
 }
 
-} // namespace leakgate
+} // namespace leakgate::lint

@@ -92,7 +92,7 @@ std::vector<std::string> ruleNames(const std::vector<std::string>& lists, std::s
         for (auto& name : splitNames(list)) {
             if (std::find(known.begin(), known.end(), name) == known.end()) {
                 throw UsageError(fmt::format("{}: no rule `{}`{}; the rules are {}", what, name,
-                                             didYouMean(name, known), fmt::join(known, ", ")));
+                                             base::didYouMean(name, known), fmt::join(known, ", ")));
             }
             if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
         }
@@ -145,7 +145,7 @@ void readProjectFile(const fs::path& file, ProjectSettings& settings) {
             throw UsageError(
                 fmt::format("{}:{}:{}: [tool.leakgate.lint] has no key `{}`{}; the keys are {}",
                             file.string(), where.begin.line, where.begin.column, name,
-                            didYouMean(name, kTableKeys), fmt::join(kTableKeys, ", ")));
+                            base::didYouMean(name, kTableKeys), fmt::join(kTableKeys, ", ")));
         }
     }
 }
@@ -206,7 +206,7 @@ const SuppressionComments::File& SuppressionComments::read(const std::string& fi
                     if (std::find(known.begin(), known.end(), rule) == known.end()) {
                         unknownRules_.push_back(
                             fmt::format("{}:{}: `leakgate: ignore` names no rule `{}`{}", file, number,
-                                        rule, didYouMean(rule, known)));
+                                        rule, base::didYouMean(rule, known)));
                     }
                     marker.rules.push_back(rule);
                 }

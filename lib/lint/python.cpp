@@ -13,13 +13,13 @@
 #include <string>
 #include <vector>
 
-namespace leakgate::workloads {
+namespace leakgate::lint {
 namespace {
 
 namespace py = pybind11;
 
 py::module_ loadLintRules() {
-    return loadOwnModule("lib/lint/python_rules.py", "_leakgate_lint", "<leakgate:lint>");
+    return workloads::loadOwnModule("lib/lint/python_rules.py", "_leakgate_lint", "<leakgate:lint>");
 }
 
 Finding toFinding(const nlohmann::json& entry) {
@@ -37,7 +37,7 @@ Finding toFinding(const nlohmann::json& entry) {
 
 } // namespace
 
-WorkloadResult runPythonLint(const WorkerSpec& spec) {
+WorkloadResult runPythonLint(const workloads::WorkerSpec& spec) {
     auto started = std::chrono::steady_clock::now();
     WorkloadResult result;
     result.workload = "lint";
@@ -60,4 +60,4 @@ WorkloadResult runPythonLint(const WorkerSpec& spec) {
     return result;
 }
 
-} // namespace leakgate::workloads
+} // namespace leakgate::lint

@@ -5,15 +5,13 @@
 #include "leakgate/report.h"
 #include "lib/workloads/spec.h"
 
-namespace leakgate {
+namespace leakgate::lint {
 
 // The Python rules, in report order; a finding's kind is "lint:" + rule. The C/C++ rules are
 // kCxxLintRules (lib/lint/cxx.h).
 inline constexpr const char* kLintRules[] = {"own-frame-local", "frame-stored"};
 
-namespace workloads {
 // The `lint` workload: spec.paths.
-WorkloadResult runPythonLint(const WorkerSpec& spec);
-} // namespace workloads
+WorkloadResult runPythonLint(const workloads::WorkerSpec& spec);
 
-} // namespace leakgate
+} // namespace leakgate::lint

@@ -108,12 +108,12 @@ std::string embeddedPythonVersion() {
 }
 
 Environment queryEnvironment(const std::string& executable) {
-    worker::ProcessSpec spec;
+    base::ProcessSpec spec;
     // Not the resolved path: a venv's python is a symlink, and resolving it would lose the venv.
     spec.argv = {resolveExecutable(executable), "-c", kQueryCode};
     spec.timeout = std::chrono::seconds(60);
     spec.resultPipe = true;
-    worker::ProcessOutcome outcome = worker::runProcess(spec);
+    base::ProcessOutcome outcome = base::runProcess(spec);
     if (outcome.exitCode != 0) {
         throw UsageError(fmt::format("--python {}: the interpreter did not run (exit {}): {}",
                                      executable, outcome.exitCode.value_or(-1), outcome.stderrTail));

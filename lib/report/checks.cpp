@@ -4,7 +4,7 @@
 
 #include <algorithm>
 
-namespace leakgate {
+namespace leakgate::report {
 namespace {
 
 // The unit of the loops' per-call figures: a figure of 0.01 per call reads 10.
@@ -123,4 +123,4 @@ std::string formatCheckTable(const std::vector<std::string>& workloads) {
     return out;
 }
 
-} // namespace leakgate
+} // namespace leakgate::report

@@ -11,7 +11,7 @@
 #include <string_view>
 #include <vector>
 
-namespace leakgate {
+namespace leakgate::report {
 
 struct CheckDef {
     const char* name;     // as reports spell it
@@ -43,4 +43,4 @@ bool explains(std::string_view kind, std::string_view check);
 // empty) with its workload, the finding that explains it, its figure's unit and default budget.
 std::string formatCheckTable(const std::vector<std::string>& workloads = {});
 
-} // namespace leakgate
+} // namespace leakgate::report

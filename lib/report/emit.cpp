@@ -38,7 +38,7 @@ int write(const Outputs& outputs, const std::function<std::string(const TextOpti
     bool failed = false;
     for (const FileWriter& file : files) {
         try {
-            writeOutputFile(file.path, file.format());
+            base::writeOutputFile(file.path, file.format());
         } catch (const std::exception& error) {
             std::fprintf(stderr, "leakgate: %s\n", error.what());
             failed = true;
@@ -79,12 +79,12 @@ void checkOutputs(const Outputs& outputs, const std::vector<std::string>& inputs
     for (size_t i = 0; i < files.size(); ++i) {
         if (files[i].path == "-") continue;
         for (size_t j = i + 1; j < files.size(); ++j) {
-            if (files[j].path != "-" && sameFile(files[i].path, files[j].path))
+            if (files[j].path != "-" && base::sameFile(files[i].path, files[j].path))
                 throw UsageError(fmt::format("two reports would be written to one file: {} and {}",
                                              files[i].path, files[j].path));
         }
         for (const std::string& input : inputs) {
-            if (sameFile(files[i].path, input))
+            if (base::sameFile(files[i].path, input))
                 throw UsageError(fmt::format(
                     "the report file {} is an input of this run ({}): writing it would destroy it",
                     files[i].path, input));

@@ -240,7 +240,7 @@ void from_json(const json& in, PathStep& step) {
 std::vector<FrameInfo> framesAsWritten(const Finding& finding) {
     std::vector<FrameInfo> frames = finding.frames;
     for (const auto& site : finding.allocationSites)
-        frames.push_back(FrameInfo{blocksPerCall(site.blocksPerCall), site.file, site.line});
+        frames.push_back(FrameInfo{report::blocksPerCall(site.blocksPerCall), site.file, site.line});
     return frames;
 }
 
@@ -248,7 +248,8 @@ std::vector<PathStep> pathAsWritten(const Finding& finding) {
     std::vector<PathStep> path = finding.path;
     if (finding.column) path.push_back(PathStep{"column", std::to_string(*finding.column), ""});
     for (const auto& shape : finding.cycleShapes)
-        path.push_back(PathStep{"cycle", cycleShapeCount(shape.count, shape.types), shape.cycle});
+        path.push_back(
+            PathStep{"cycle", report::cycleShapeCount(shape.count, shape.types), shape.cycle});
     return path;
 }
 

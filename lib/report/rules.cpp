@@ -1,6 +1,6 @@
 #include "lib/report/rules.h"
 
-namespace leakgate {
+namespace leakgate::report {
 namespace {
 
 constexpr Rule kRules[] = {
@@ -158,4 +158,4 @@ Evidence evidenceOf(std::string_view kind) {
     return Evidence::kPlugin;
 }
 
-} // namespace leakgate
+} // namespace leakgate::report

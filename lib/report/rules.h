@@ -6,7 +6,7 @@
 #include <span>
 #include <string_view>
 
-namespace leakgate {
+namespace leakgate::report {
 
 enum class Evidence {
     kObjectGraph, // the scanner explained objects in the heap: frame-cycle, retained-frame
@@ -33,4 +33,4 @@ std::span<const Rule> findingRules();
 const Rule* findRule(std::string_view kind);
 Evidence evidenceOf(std::string_view kind);
 
-} // namespace leakgate
+} // namespace leakgate::report

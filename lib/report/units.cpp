@@ -5,7 +5,7 @@
 #include <cmath>
 #include <iterator>
 
-namespace leakgate {
+namespace leakgate::report {
 
 std::string humanBytes(std::int64_t bytes) {
     const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
@@ -29,4 +29,4 @@ std::string cycleShapeCount(std::int64_t count, const std::string& types) {
     return fmt::format("{} cycles of [{}]", count, types);
 }
 
-} // namespace leakgate
+} // namespace leakgate::report

@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <string>
 
-namespace leakgate {
+namespace leakgate::report {
 
 // "512 B", "1.0 GiB (1073741824 bytes)"
 std::string humanBytes(std::int64_t bytes);
@@ -15,4 +15,4 @@ std::string blocksPerCall(double blocks);
 // "12 cycles of [CField, tuple]": a cycle shape and how many a batch of calls left.
 std::string cycleShapeCount(std::int64_t count, const std::string& types);
 
-} // namespace leakgate
+} // namespace leakgate::report

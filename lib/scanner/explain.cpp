@@ -556,14 +556,14 @@ std::string describeHolders(const Finding& finding) {
     if (finding.payloadBytes.empty()) return "";
     std::vector<std::string> kinds;
     for (const auto& [kind, bytes] : finding.payloadBytes)
-        kinds.push_back(fmt::format("{} of {} memory", humanBytes(bytes), kind));
+        kinds.push_back(fmt::format("{} of {} memory", report::humanBytes(bytes), kind));
     std::vector<std::string> names;
     for (const PayloadHolder& holder : finding.payloadHolders) {
         std::int64_t sum = 0;
         for (const auto& [kind, bytes] : holder.bytes)
             sum += bytes;
         names.push_back(
-            fmt::format("`{}` of `{}` ({})", holder.local, holder.function, humanBytes(sum)));
+            fmt::format("`{}` of `{}` ({})", holder.local, holder.function, report::humanBytes(sum)));
     }
     return fmt::format("; it pins {}{}", fmt::join(kinds, " and "),
                        names.empty() ? "" : fmt::format(", the most in {}", fmt::join(names, ", ")));
@@ -1019,7 +1019,7 @@ struct ShapeGroups {
 
 // Whether every member of `component` is among `made` (the objects an import made).
 bool madeBy(const ObjectGraph& garbage, const Components& components, ComponentId component,
-            const PointerSet* made) {
+            const base::PointerSet* made) {
     if (!made) return false;
     for (NodeId node : components.members(component))
         if (!made->contains(garbage.object(node))) return false;
@@ -1027,7 +1027,8 @@ bool madeBy(const ObjectGraph& garbage, const Components& components, ComponentI
 }
 
 ShapeGroups groupShapes(const ObjectGraph& garbage, const Components& components,
-                        std::span<const ComponentId> only, const PointerSet* madeAtImport = nullptr) {
+                        std::span<const ComponentId> only,
+                        const base::PointerSet* madeAtImport = nullptr) {
     // Grouped by the set of type objects first (no string per member: garbage of a million
     // objects is mostly cycles no frame closes), then by the names the report shows.
     std::map<std::vector<PyTypeObject*>, std::vector<ComponentId>> byTypes;
@@ -1326,7 +1327,7 @@ bool onlyImportFrames(PyObject* frame) {
 }
 
 FrameCycles explainFrameCycles(const ObjectGraph& garbage, const Components& components,
-                               const Payloads* payloads, const PointerSet* madeAtImport) {
+                               const Payloads* payloads, const base::PointerSet* madeAtImport) {
     struct Group {
         Finding finding;
         bool throughOwnLocals = false;

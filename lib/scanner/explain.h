@@ -26,7 +26,7 @@ namespace leakgate::scanner {
 // cycles made so (CycleShapeCount::atImport).
 FrameCycles explainFrameCycles(const ObjectGraph& garbage, const Components& components,
                                const Payloads* payloads = nullptr,
-                               const PointerSet* madeAtImport = nullptr);
+                               const base::PointerSet* madeAtImport = nullptr);
 
 // What a footprint or a finding pins in all: what sys.getsizeof sees and the payloads it does
 // not (tensors' storages, arrays' buffers, sentinels' allocations).

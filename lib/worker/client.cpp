@@ -49,7 +49,7 @@ std::vector<std::string> workerCommand(const workloads::WorkerSpec& spec, int sp
     // their files, with their __file__ (the environment is this build's Python version).
     if (python::kStandardModulesFromFilesOption)
         argv.insert(argv.end(), {"-X", python::kStandardModulesFromFilesOption});
-    const std::string boot = (dataDir() / "lib/worker/boot.py").string();
+    const std::string boot = (base::dataDir() / "lib/worker/boot.py").string();
     argv.insert(argv.end(), {boot, g_extensionModule, std::to_string(specFd), token});
     return argv;
 }
@@ -60,16 +60,16 @@ namespace {
 std::vector<WorkloadResult> runWorkerProcess(const WorkerRequest& request) {
     std::vector<std::string> chain{request.spec.workload};
     chain.insert(chain.end(), request.spec.then.begin(), request.spec.then.end());
-    ProcessSpec spec;
+    base::ProcessSpec spec;
     const std::string token = resultToken();
     // The spec travels on a descriptor, not in argv: no 128 KiB limit, any byte of a path kept.
-    spec.argv = workerCommand(request.spec, kInputFd, token);
+    spec.argv = workerCommand(request.spec, base::kInputFd, token);
     spec.input = workloads::serialize(request.spec);
     spec.timeout = request.timeout * static_cast<int>(chain.size());
     spec.resultPipe = true;
     spec.forwardOutput = request.forwardOutput;
     auto started = std::chrono::steady_clock::now();
-    ProcessOutcome outcome = runProcess(spec);
+    base::ProcessOutcome outcome = base::runProcess(spec);
     double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
 
     const bool forged = !outcome.resultText.empty() && !outcome.resultText.starts_with(token + "\n");
@@ -85,7 +85,7 @@ std::vector<WorkloadResult> runWorkerProcess(const WorkerRequest& request) {
         if (outcome.signal && whole) {
             // The result was complete; the interpreter died on the way out. (In a chain cut short,
             // the signal ended a later workload: its error says so, not the whole results before it.)
-            result.details["worker_exit"] = describeSignal(*outcome.signal);
+            result.details["worker_exit"] = base::describeSignal(*outcome.signal);
         }
         if (outcome.lingered) {
             // Kept: the result was whole. What held on after it is said, not hidden.
@@ -107,7 +107,7 @@ std::vector<WorkloadResult> runWorkerProcess(const WorkerRequest& request) {
                                     std::chrono::duration<double>(spec.timeout).count());
     } else if (outcome.signal) {
         error.signal = outcome.signal;
-        error.message = fmt::format("the worker was {}", describeSignal(*outcome.signal));
+        error.message = fmt::format("the worker was {}", base::describeSignal(*outcome.signal));
     } else if (outcome.exitCode == kChannelLostExit) {
         error.message =
             "the code under test closed or replaced leakgate's result descriptor (os.closerange() "
@@ -164,7 +164,7 @@ std::optional<std::vector<WorkloadResult>> parseWorkerResults(const std::string&
         }
         return results;
     } catch (const nlohmann::json::exception& error) {
-        log::debug("unreadable worker result: {}", error.what());
+        base::log::debug("unreadable worker result: {}", error.what());
         return std::nullopt;
     }
 }

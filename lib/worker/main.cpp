@@ -37,8 +37,8 @@ struct ChannelIdentity {
 ChannelIdentity g_channel;
 
 int hideResultChannel() {
-    int fd = ::fcntl(kResultFd, F_DUPFD_CLOEXEC, kHiddenResultFd);
-    ::close(kResultFd);
+    int fd = ::fcntl(base::kResultFd, F_DUPFD_CLOEXEC, kHiddenResultFd);
+    ::close(base::kResultFd);
     struct stat info {};
     if (fd >= 0 && ::fstat(fd, &info) == 0) g_channel = {info.st_dev, info.st_ino, ::getpid()};
     return fd; // -1 when the parent gave no pipe: nobody to tell

@@ -13,14 +13,11 @@
 #pragma once
 
 #include "leakgate/api.h"
+#include "lib/workloads/spec.h"
 
 #include <functional>
 #include <memory>
 #include <string>
-
-namespace leakgate::workloads {
-struct WorkerSpec;
-}
 
 namespace leakgate::worker {
 

@@ -16,8 +16,9 @@ const std::vector<WorkloadEntry>& workloadRegistry() {
     // Each row's checks are the table's (lib/report/checks.h): those every result of it decides.
     auto row = [](const char* name, Command command, bool baseline, bool scalarTypes,
                   WorkloadResult (*run)(const WorkerSpec&), bool launchCases = false) {
-        return WorkloadEntry{name, command,    checksOf(name, /*owedOnly=*/true), baseline, scalarTypes,
-                             run,  launchCases};
+        return WorkloadEntry{name,       command,     report::checksOf(name, /*owedOnly=*/true),
+                             baseline,   scalarTypes, run,
+                             launchCases};
     };
     static const std::vector<WorkloadEntry> registry = {
         row("scan", Command::kScan, false, false, runScript),
@@ -32,7 +33,7 @@ const std::vector<WorkloadEntry>& workloadRegistry() {
         // The plug-in's checks, by the names it gives them (lib/workloads/probe.cpp).
         row("probe", Command::kProbe, true, false, runProbe),
         // Its one check, `lint`, is decided by the parent over every worker of the run.
-        row("lint", Command::kLint, false, false, runPythonLint),
+        row("lint", Command::kLint, false, false, lint::runPythonLint),
     };
     return registry;
 }

@@ -33,7 +33,7 @@ namespace {
 namespace py = pybind11;
 using nlohmann::json;
 
-const std::vector<std::string> kChecks = checksOf("decorations");
+const std::vector<std::string> kChecks = report::checksOf("decorations");
 // Distinct functions per run and form. A run's own noise is a block or two (seen: 2 blocks in every
 // one of 5 runs of 100, on a loaded machine, where nothing leaked); over 400 that stays under the
 // 0.01-per-decoration rule, and a decorator that keeps anything per function is still 100 times

@@ -29,7 +29,7 @@ namespace {
 namespace py = pybind11;
 using nlohmann::json;
 
-const std::vector<std::string> kChecks = checksOf("device");
+const std::vector<std::string> kChecks = report::checksOf("device");
 
 constexpr Metric kMetrics[] = {kAllocationsMetric, kCyclicGarbageMetric};
 
@@ -47,7 +47,7 @@ WorkloadResult runDevice(const WorkerSpec& spec) {
         skipAll(result, kChecks, driver.unavailableReason());
         return result;
     }
-    const std::string image = cuda::echoKernelImage();
+    const std::string image = echoKernelImage();
     if (image.empty()) {
         skipAll(result, kChecks,
                 "this build has no echo kernel: nvcc was not found when it was configured");
@@ -63,7 +63,7 @@ WorkloadResult runDevice(const WorkerSpec& spec) {
     probes::AllocationCounter::install();
     const auto [calls, runs, warmup] = loopSettings(spec);
 
-    cuda::EchoKernels kernels(image); // CudaError: the worker reports it as the workload's error
+    EchoKernels kernels(image); // CudaError: the worker reports it as the workload's error
     cuda::DeviceBuffer out(64);
     // The launch form a DSL uses, T(v).__c_pointers__(), on the type's second representative value.
     auto packOf = [&](py::dict types, const ScalarType& type) {

@@ -16,14 +16,19 @@
 #include <fstream>
 #include <iterator>
 
-namespace leakgate::cuda {
+namespace leakgate::workloads {
+
+namespace py = pybind11;
+using cuda::CudaError;
+using cuda::CUdeviceptr;
+using cuda::Driver;
 
 std::string echoKernelImage() {
     const char* override = std::getenv("LEAKGATE_ECHO_KERNEL_IMAGE");
     if (override && *override) return override;
     // An installed leakgate has it with its data (cmake/install.cmake); a build, in its build tree.
     try {
-        std::filesystem::path installed = dataDir() / "kernels/echo_scalars.fatbin";
+        std::filesystem::path installed = base::dataDir() / "kernels/echo_scalars.fatbin";
         if (std::filesystem::exists(installed)) return installed.string();
     } catch (const EnvironmentError&) {
     }
@@ -94,12 +99,6 @@ void EchoKernels::synchronize() const {}
 
 #endif
 
-} // namespace leakgate::cuda
-
-namespace leakgate::workloads {
-
-namespace py = pybind11;
-
 const void* pointerAddress(PyObject* pointer) {
     if (PyObject_CheckBuffer(pointer)) {
         Py_buffer view;
@@ -120,7 +119,7 @@ const void* pointerAddress(PyObject* pointer) {
     return address;
 }
 
-Run launchRun(const cuda::EchoKernels& kernels, const std::string& typeName, PyObject* pack,
+Run launchRun(const EchoKernels& kernels, const std::string& typeName, PyObject* pack,
               cuda::CUdeviceptr out, std::int64_t calls) {
     probes::AllocationCounter::start();
     for (std::int64_t i = 0; i < calls; ++i) {

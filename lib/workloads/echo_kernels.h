@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-namespace leakgate::cuda {
+namespace leakgate::workloads {
 
 // The image nvcc built: $LEAKGATE_ECHO_KERNEL_IMAGE when set, else an installed leakgate's (with
 // its data), else the build's own; empty when this build has none (no nvcc at configure time).
@@ -34,10 +34,10 @@ class EchoKernels {
 
     // Queues echo_<type>(out, *value) with kernelParams {&out, value}: `value` points at the
     // packed scalar, as a DSL's launch passes it. Does not wait.
-    void launch(const std::string& typeName, const void* value, CUdeviceptr out) const;
+    void launch(const std::string& typeName, const void* value, cuda::CUdeviceptr out) const;
 
     // Launches, waits, and returns the `bytes` bytes the kernel wrote.
-    std::vector<std::uint8_t> echo(const std::string& typeName, const void* value, CUdeviceptr out,
+    std::vector<std::uint8_t> echo(const std::string& typeName, const void* value, cuda::CUdeviceptr out,
                                    std::size_t bytes) const;
 
     void synchronize() const;
@@ -51,10 +51,6 @@ class EchoKernels {
 #endif
 };
 
-} // namespace leakgate::cuda
-
-namespace leakgate::workloads {
-
 // The address a packed pointer holds. A ctypes pointer exposes it through the buffer protocol,
 // which allocates nothing (so a launch loop's counts are the packer's own); anything else goes
 // through int(). Throws py::error_already_set.
@@ -62,7 +58,7 @@ const void* pointerAddress(PyObject* pointer);
 
 // `calls` launches of echo_<typeName>, each packing with `pack()` (a T(v).__c_pointers__()
 // callable) and passing the first pointer; one allocation region, then the calls' cyclic garbage.
-Run launchRun(const cuda::EchoKernels& kernels, const std::string& typeName, PyObject* pack,
+Run launchRun(const EchoKernels& kernels, const std::string& typeName, PyObject* pack,
               cuda::CUdeviceptr out, std::int64_t calls);
 
 } // namespace leakgate::workloads

@@ -6,7 +6,7 @@
 #include <cmath>
 #include <cstring>
 
-namespace leakgate {
+namespace leakgate::workloads {
 namespace {
 
 template <typename T> std::vector<std::uint8_t> bytesOf(T value) {
@@ -106,4 +106,4 @@ std::string hexBytes(const std::vector<std::uint8_t>& bytes) {
     return "0x" + text;
 }
 
-} // namespace leakgate
+} // namespace leakgate::workloads

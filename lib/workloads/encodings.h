@@ -7,7 +7,7 @@
 #include <string_view>
 #include <vector>
 
-namespace leakgate {
+namespace leakgate::workloads {
 
 enum class ScalarKind { kSigned, kUnsigned, kBoolean, kFloat16, kBFloat16, kFloat32, kFloat64 };
 
@@ -37,4 +37,4 @@ std::uint16_t floatToBFloat16(float value);
 
 std::string hexBytes(const std::vector<std::uint8_t>& bytes);
 
-} // namespace leakgate
+} // namespace leakgate::workloads

@@ -23,7 +23,7 @@ namespace py = pybind11;
 
 py::module_ loadOwnModule(const std::string& relativePath, const std::string& moduleName,
                           const std::string& fileName) {
-    auto path = dataDir() / relativePath;
+    auto path = base::dataDir() / relativePath;
     std::ifstream in(path);
     if (!in) throw EnvironmentError(fmt::format("cannot read {}", path.string()));
     std::stringstream source;
@@ -239,7 +239,7 @@ void Seal::watch() {
 std::optional<std::string> sealReference() {
     std::shared_ptr<Seal> seal = g_seal.lock();
     if (!seal) return "the reference runtime was loaded without leakgate's harness";
-    const std::string home = (dataDir() / "lib/data/reference").string() + "/";
+    const std::string home = (base::dataDir() / "lib/data/reference").string() + "/";
     py::dict modules = py::module_::import("sys").attr("modules");
     for (const char* name : {"leakgate_reference", "leakgate_reference.scalars"}) {
         if (!modules.contains(name))
@@ -278,7 +278,7 @@ std::optional<std::string> sealKernels(const std::string& file) {
 
 py::module_ loadHarness() {
     py::list(py::module_::import("sys").attr("path"))
-        .insert(0, (dataDir() / "lib/data/reference").string());
+        .insert(0, (base::dataDir() / "lib/data/reference").string());
     py::module_ harness =
         loadOwnModule("lib/workloads/harness.py", kHarnessModule, "<leakgate:harness>");
     auto seal = std::make_shared<Seal>();

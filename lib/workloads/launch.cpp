@@ -104,7 +104,8 @@ WorkloadResult runLaunch(const WorkerSpec& spec) {
         },
         "launch-");
     if (!measured) return result;
-    std::optional<py::dict> target = targetTypesOrSkip(result, harness, spec, checksOf("launch"));
+    std::optional<py::dict> target =
+        targetTypesOrSkip(result, harness, spec, report::checksOf("launch"));
     if (!target) return result;
     py::dict targetTypes = *target;
 
@@ -404,10 +405,10 @@ WorkloadResult runSoak(const WorkerSpec& spec) {
     result.checks.push_back(
         {"soak-growth", Status::kPass,
          fmt::format("RSS grows {} per 1000 steps over {} steps ({} in all{})",
-                     humanBytes(static_cast<std::int64_t>(perThousand)), totalSteps,
-                     humanBytes(static_cast<std::int64_t>(growth)),
+                     report::humanBytes(static_cast<std::int64_t>(perThousand)), totalSteps,
+                     report::humanBytes(static_cast<std::int64_t>(growth)),
                      capped ? fmt::format("; stopped at the {} cap before the budget",
-                                          humanBytes(spec.soakMaxGrowthBytes))
+                                          report::humanBytes(spec.soakMaxGrowthBytes))
                             : ""),
          static_cast<std::int64_t>(perThousand)});
     return result;

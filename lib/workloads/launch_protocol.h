@@ -1,7 +1,7 @@
 // The launch protocol's words that the gate and the launch-path workloads share.
 #pragma once
 
-namespace leakgate {
+namespace leakgate::workloads {
 
 // Why the launch-path checks (launch, values, soak, device) skip on a target without
 // `scalar_types`.
@@ -12,4 +12,4 @@ inline constexpr const char* kNoScalarTypesReason =
 inline constexpr const char* kNoLaunchCasesReason =
     "the target defines no `launch_cases` (see the launch protocol)";
 
-} // namespace leakgate
+} // namespace leakgate::workloads

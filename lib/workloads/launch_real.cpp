@@ -37,13 +37,13 @@ namespace {
 namespace py = pybind11;
 using nlohmann::json;
 
-const std::vector<std::string> kChecks = checksOf("launch-real");
+const std::vector<std::string> kChecks = report::checksOf("launch-real");
 constexpr Metric kMetrics[] = {kNetBlocksMetric, kCyclicGarbageMetric};
 
 // The reference's loop: per launch, the reference packer on one Int32 and one echo-kernel launch
 // with it (a launch that packs through a clean packer and keeps nothing).
 struct EchoReference {
-    std::unique_ptr<cuda::EchoKernels> kernels;
+    std::unique_ptr<EchoKernels> kernels;
     std::unique_ptr<cuda::DeviceBuffer> out;
     py::object pack; // T(v).__c_pointers__ of the reference's Int32
 
@@ -109,11 +109,11 @@ WorkloadResult runRealLaunch(const WorkerSpec& spec) {
     // packer) cannot reach the figures it is judged against. Every case is judged against these
     // runs: the reference's launch is the same in each.
     cuda::Driver& driver = cuda::Driver::get();
-    const std::string image = driver.available() ? cuda::echoKernelImage() : "";
+    const std::string image = driver.available() ? echoKernelImage() : "";
     EchoReference reference;
     std::vector<CountedRun> referenceRuns;
     if (!image.empty()) {
-        reference.kernels = std::make_unique<cuda::EchoKernels>(image); // CudaError: the error
+        reference.kernels = std::make_unique<EchoKernels>(image); // CudaError: the error
         reference.out = std::make_unique<cuda::DeviceBuffer>(64);
         std::optional<py::dict> referenceTypes = referenceTypesOrError(result, harness);
         if (!referenceTypes) return result;

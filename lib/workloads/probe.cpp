@@ -201,8 +201,8 @@ struct Plugin {
     std::vector<std::string> checks; // what it decides; its file's stem until it says
     probes::ProbeList probes;
     std::function<void(py::handle target)> workload;
-    std::optional<std::string> error;        // it could not be loaded
-    std::unique_ptr<DynamicLibrary> library; // a C++ plug-in's code
+    std::optional<std::string> error;              // it could not be loaded
+    std::unique_ptr<base::DynamicLibrary> library; // a C++ plug-in's code
 };
 
 // A Python plug-in's CHECKS: a str, or an iterable of str; nothing when it is neither.
@@ -249,7 +249,7 @@ void loadPythonPlugin(Plugin& plugin, const std::string& path, py::module_& harn
 }
 
 void loadCxxPlugin(Plugin& plugin, const std::string& path, const std::string& role) {
-    plugin.library = std::make_unique<DynamicLibrary>(path);
+    plugin.library = std::make_unique<base::DynamicLibrary>(path);
     // Python may hold the plug-in's code past the workload (a function it made): never unloaded.
     plugin.library->keepLoaded();
     if (!plugin.library->loaded()) {

@@ -219,7 +219,7 @@ WorkloadResult runScript(const WorkerSpec& spec) {
                 "the {} atexit callback{} ran after the reads and freed {} tracked object{} ({}); the "
                 "checks above judged what the program held before them",
                 callbacks, callbacks == 1 ? "" : "s", objects, objects == 1 ? "" : "s",
-                humanBytes(std::max<std::int64_t>(bytes, 0))));
+                report::humanBytes(std::max<std::int64_t>(bytes, 0))));
         }
     }
     if (result.sentinels.empty()) {

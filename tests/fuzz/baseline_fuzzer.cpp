@@ -40,7 +40,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, size_t size) {
     const std::string text(reinterpret_cast<const char*>(data), size);
     nlohmann::json baseline;
     try {
-        baseline = parseBaseline(text, "fuzz.json");
+        baseline = commands::parseBaseline(text, "fuzz.json");
     } catch (const UsageError&) {
         return 0;
     }
@@ -49,16 +49,16 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, size_t size) {
     const std::pair<std::int64_t, std::int64_t> sizes[] = {{8 << 20, 256ll << 20}, {0, 0}};
     for (const auto& [host, device] : sizes) {
         try {
-            checkBaselineSentinels(baseline, "fuzz.json", host, device);
+            commands::checkBaselineSentinels(baseline, "fuzz.json", host, device);
         } catch (const UsageError&) {
         }
     }
-    Budgets generous;
-    for (const std::string& check : gateChecks())
+    commands::Budgets generous;
+    for (const std::string& check : commands::gateChecks())
         generous.allowedGrowth[check] = std::numeric_limits<std::int64_t>::max();
-    for (const Budgets& budgets : {defaultBudgets(), generous}) {
+    for (const commands::Budgets& budgets : {commands::defaultBudgets(), generous}) {
         Report report = judgedReport(baseline);
-        applyBaseline(report, baseline, budgets);
+        commands::applyBaseline(report, baseline, budgets);
     }
     return 0;
 }

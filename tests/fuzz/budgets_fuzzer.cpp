@@ -12,9 +12,9 @@
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, size_t size) {
     using namespace leakgate;
     const std::string text(reinterpret_cast<const char*>(data), size);
-    Budgets budgets;
+    commands::Budgets budgets;
     try {
-        budgets = parseBudgets(text, "fuzz.budgets");
+        budgets = commands::parseBudgets(text, "fuzz.budgets");
     } catch (const UsageError&) {
         return 0;
     }
@@ -22,7 +22,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, size_t size) {
         if (amount < 0) fuzz::fail("a budget below 0 was accepted: " + check);
         if (budgets.forCheck(check) != amount) fuzz::fail("forCheck disagrees with the table: " + check);
     }
-    for (const std::string& check : gateChecks())
+    for (const std::string& check : commands::gateChecks())
         (void)budgets.forCheck(check);
     return 0;
 }

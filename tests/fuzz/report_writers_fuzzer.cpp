@@ -27,24 +27,24 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, size_t size) {
     std::optional<nlohmann::json> document = fuzz::parseJson(data, size);
     if (!document) return 0;
     if (std::optional<Report> report = fuzz::decodeReport(*document)) {
-        (void)formatText(*report, TextOptions{false});
-        (void)formatText(*report, TextOptions{true});
-        mustBeJson(formatJson(*report), "formatJson");
-        (void)formatJunit(*report);
-        mustBeJson(formatSarif(*report, "/work/main"), "formatSarif");
-        (void)formatHtml(*report);
+        (void)report::formatText(*report, report::TextOptions{false});
+        (void)report::formatText(*report, report::TextOptions{true});
+        mustBeJson(report::formatJson(*report), "formatJson");
+        (void)report::formatJunit(*report);
+        mustBeJson(report::formatSarif(*report, "/work/main"), "formatSarif");
+        (void)report::formatHtml(*report);
         for (const WorkloadResult& result : report->results) {
             for (const Finding& finding : result.findings)
-                (void)findingFingerprint(finding, result);
+                (void)report::findingFingerprint(finding, result);
         }
     }
     if (std::optional<BisectReport> bisect = fuzz::decodeBisectReport(*document)) {
-        (void)formatBisectText(*bisect, TextOptions{false});
-        (void)formatBisectText(*bisect, TextOptions{true});
-        mustBeJson(formatBisectJson(*bisect), "formatBisectJson");
-        (void)formatBisectJunit(*bisect);
-        mustBeJson(formatBisectSarif(*bisect, "/work/main"), "formatBisectSarif");
-        (void)formatBisectHtml(*bisect);
+        (void)report::formatBisectText(*bisect, report::TextOptions{false});
+        (void)report::formatBisectText(*bisect, report::TextOptions{true});
+        mustBeJson(report::formatBisectJson(*bisect), "formatBisectJson");
+        (void)report::formatBisectJunit(*bisect);
+        mustBeJson(report::formatBisectSarif(*bisect, "/work/main"), "formatBisectSarif");
+        (void)report::formatBisectHtml(*bisect);
     }
     return 0;
 }

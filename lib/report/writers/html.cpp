@@ -18,7 +18,7 @@
 #include <map>
 #include <optional>
 
-namespace leakgate {
+namespace leakgate::report {
 namespace {
 
 using nlohmann::json;
@@ -911,11 +911,11 @@ std::string packagesUnderTest(const Report& report) {
 std::string formatHtml(const Report& report) {
     const int exitCode = static_cast<int>(report.exitCode());
     std::string out = kHead;
-    out += fmt::format("<title>{} {}: exit {}</title>\n", esc(log::programName()), esc(report.command),
-                       exitCode);
+    out += fmt::format("<title>{} {}: exit {}</title>\n", esc(base::log::programName()),
+                       esc(report.command), exitCode);
     out += kStyle;
     out += "</head>\n<body>\n";
-    out += fmt::format("<header><h1>{} {}</h1>", esc(log::programName()), esc(report.command));
+    out += fmt::format("<header><h1>{} {}</h1>", esc(base::log::programName()), esc(report.command));
     out += fmt::format(
         R"(<p class="meta">{} &middot; leakgate {} &middot; Python {} <code>{}</code></p>)",
         esc(writtenAt()), LEAKGATE_VERSION, esc(report.pythonVersion), esc(report.pythonExecutable));
@@ -1104,12 +1104,12 @@ std::string formatBisectHtml(const BisectReport& report) {
     const int exitCode = static_cast<int>(report.exitCode());
     const std::string package = bisectPackage(report);
     std::string out = kHead;
-    out += fmt::format("<title>{} bisect {}: exit {}</title>\n", esc(log::programName()), esc(package),
-                       exitCode);
+    out += fmt::format("<title>{} bisect {}: exit {}</title>\n", esc(base::log::programName()),
+                       esc(package), exitCode);
     out += kStyle;
     out += "</head>\n<body>\n";
-    out +=
-        fmt::format("<header><h1>{} bisect <code>{}</code></h1>", esc(log::programName()), esc(package));
+    out += fmt::format("<header><h1>{} bisect <code>{}</code></h1>", esc(base::log::programName()),
+                       esc(package));
     out += fmt::format(
         R"(<p class="meta">{} &middot; leakgate {} &middot; target <code>{}</code> &middot; Python {}{}</p>)",
         esc(writtenAt()), LEAKGATE_VERSION, esc(report.target), esc(report.pythonVersion),
@@ -1126,4 +1126,4 @@ std::string formatBisectHtml(const BisectReport& report) {
     return out;
 }
 
-} // namespace leakgate
+} // namespace leakgate::report

@@ -7,11 +7,11 @@
 
 #include <string>
 
-namespace leakgate {
+namespace leakgate::report {
 
 std::string formatHtml(const Report& report);
 // A bisect: the matrix of release by check with each release's culprits, the first bad and first
 // good releases, every transition, and each release's findings folded under it.
 std::string formatBisectHtml(const BisectReport& report);
 
-} // namespace leakgate
+} // namespace leakgate::report

@@ -1,6 +1,6 @@
 #include "lib/report/writers/json.h"
 
-namespace leakgate {
+namespace leakgate::report {
 
 using nlohmann::json;
 
@@ -97,4 +97,4 @@ std::string formatBisectJson(const BisectReport& report) {
            "\n";
 }
 
-} // namespace leakgate
+} // namespace leakgate::report

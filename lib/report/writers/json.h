@@ -5,10 +5,10 @@
 
 #include <string>
 
-namespace leakgate {
+namespace leakgate::report {
 
 nlohmann::json toJson(const Report& report);
 std::string formatJson(const Report& report);
 std::string formatBisectJson(const BisectReport& report);
 
-} // namespace leakgate
+} // namespace leakgate::report

@@ -10,7 +10,7 @@
 #include <cstdint>
 #include <filesystem>
 
-namespace leakgate {
+namespace leakgate::report {
 namespace {
 
 // The length of the UTF-8 sequence at `text[at]` and its code point, or 0 when the bytes there
@@ -374,4 +374,4 @@ std::string formatBisectJunit(const BisectReport& report) {
     return document("leakgate bisect " + report.package, total, suites);
 }
 
-} // namespace leakgate
+} // namespace leakgate::report

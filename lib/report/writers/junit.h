@@ -7,7 +7,7 @@
 #include <string>
 #include <string_view>
 
-namespace leakgate {
+namespace leakgate::report {
 
 std::string formatJunit(const Report& report);
 // A bisect: each release's gate suites under leakgate.bisect.<version>, its transitions as
@@ -22,4 +22,4 @@ enum class MarkupContext { kText, kAttribute };
 // The target's stderr and names reach the reports unfiltered, so every string goes through here.
 std::string escapeMarkup(std::string_view text, MarkupContext context = MarkupContext::kText);
 
-} // namespace leakgate
+} // namespace leakgate::report

@@ -12,7 +12,7 @@
 #include <optional>
 #include <set>
 
-namespace leakgate {
+namespace leakgate::report {
 namespace {
 
 using nlohmann::json;
@@ -178,7 +178,7 @@ std::string headingAnchor(std::string_view heading) {
 std::optional<std::string> checksReferenceUri() {
     if (std::string_view(LEAKGATE_DOCS_URL).size() > 0) return std::string(LEAKGATE_DOCS_URL);
     try {
-        fs::path reference = dataDir() / "docs" / "reference" / "checks.md";
+        fs::path reference = base::dataDir() / "docs" / "reference" / "checks.md";
         if (!fs::exists(reference)) return std::nullopt;
         return "file://" + percentEncode(fs::absolute(reference).lexically_normal().string());
     } catch (const Error&) {
@@ -470,4 +470,4 @@ std::string formatBisectSarif(const BisectReport& report, const fs::path& source
     return sarifDocument(std::move(runs));
 }
 
-} // namespace leakgate
+} // namespace leakgate::report

@@ -7,7 +7,7 @@
 #include <filesystem>
 #include <string>
 
-namespace leakgate {
+namespace leakgate::report {
 
 // File locations under the current directory are written relative to it (%SRCROOT%), the way
 // code-scanning services match them to a checkout; others as absolute file:// URIs.
@@ -26,4 +26,4 @@ std::string formatBisectSarif(const BisectReport& report, const std::filesystem:
 // cycle), never of addresses, counts, orders or the lines of the frames it happens to pin.
 std::string findingFingerprint(const Finding& finding, const WorkloadResult& result);
 
-} // namespace leakgate
+} // namespace leakgate::report

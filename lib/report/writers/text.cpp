@@ -10,7 +10,7 @@
 #include <filesystem>
 #include <map>
 
-namespace leakgate {
+namespace leakgate::report {
 namespace {
 
 std::string paint(const TextOptions& options, const char* code, const std::string& text) {
@@ -218,7 +218,7 @@ std::string reportText(const Report& report, const TextOptions& options) {
     std::string out;
     for (const auto& result : report.results) {
         std::string role = result.role == Role::kReference ? " [reference]" : "";
-        out += fmt::format("{} {}: {} {}{} (Python {})\n", log::programName(), report.command,
+        out += fmt::format("{} {}: {} {}{} (Python {})\n", base::log::programName(), report.command,
                            result.workload, displayPath(result.subject), role, report.pythonVersion);
         for (const auto& check : result.checks) {
             out += fmt::format("  {} {:<15} {}\n", statusWord(options, check.status), check.name,
@@ -278,9 +278,9 @@ std::string formatText(const Report& report, const TextOptions& options) {
     return options.color ? text : withoutEscapes(text);
 }
 
-} // namespace leakgate
+} // namespace leakgate::report
 
-namespace leakgate {
+namespace leakgate::report {
 
 namespace {
 
@@ -339,7 +339,7 @@ std::string formatBisectText(const BisectReport& report, const TextOptions& opti
         report.extras.empty() ? report.package
                               : fmt::format("{}[{}]", report.package, fmt::join(report.extras, ","));
     std::string out = fmt::format(
-        "{} bisect: {}{}, target {} (Python {}){}\n\n", log::programName(), package,
+        "{} bisect: {}{}, target {} (Python {}){}\n\n", base::log::programName(), package,
         report.with.empty() ? "" : fmt::format(" with {}", fmt::join(report.with, ", ")), report.target,
         report.pythonVersion, report.shard.empty() ? "" : ", shard " + report.shard);
     size_t width = 5;
@@ -400,4 +400,4 @@ std::string formatBisectText(const BisectReport& report, const TextOptions& opti
     return out;
 }
 
-} // namespace leakgate
+} // namespace leakgate::report

@@ -6,7 +6,7 @@
 #include <optional>
 #include <string>
 
-namespace leakgate {
+namespace leakgate::report {
 
 struct TextOptions {
     bool color = false;
@@ -25,4 +25,4 @@ std::string withoutEscapes(const std::string& text);
 // failing check said.
 std::string formatBisectText(const BisectReport& report, const TextOptions& options);
 
-} // namespace leakgate
+} // namespace leakgate::report

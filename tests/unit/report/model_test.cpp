@@ -9,7 +9,7 @@
 #include <map>
 #include <tuple>
 
-namespace leakgate {
+namespace leakgate::report {
 namespace {
 
 Report reportWith(std::vector<Status> statuses, bool workloadError = false) {
@@ -129,4 +129,4 @@ TEST(Bisect, AReleaseWithoutAVerdictMakesNoTransitionAndOneRunsAcrossIt) {
 }
 
 } // namespace
-} // namespace leakgate
+} // namespace leakgate::report

@@ -10,7 +10,7 @@
 #include <fstream>
 #include <string>
 
-namespace leakgate {
+namespace leakgate::lint {
 namespace {
 
 namespace fs = std::filesystem;
@@ -336,4 +336,4 @@ TEST(LintCxxSources, CAndCxxExtensionsAreRecognisedAndPythonIsNot) {
 }
 
 } // namespace
-} // namespace leakgate
+} // namespace leakgate::lint

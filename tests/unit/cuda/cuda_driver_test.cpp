@@ -93,9 +93,9 @@ TEST(CudaDriver, DeviceBuffersAreCountedWhileTheyLiveAndCuMemGetInfoAgrees) {
 }
 
 TEST(CudaDriver, AnEchoKernelReturnsTheScalarItsParameterPointsAt) {
-    const std::string image = echoKernelImage();
+    const std::string image = workloads::echoKernelImage();
     if (image.empty()) GTEST_SKIP() << "this build has no echo kernel image (no nvcc)";
-    EchoKernels kernels(image);
+    workloads::EchoKernels kernels(image);
     ASSERT_TRUE(kernels.has("Int32"));
     ASSERT_TRUE(kernels.has("Float64"));
     DeviceBuffer out(64);

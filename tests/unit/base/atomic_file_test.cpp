@@ -8,7 +8,7 @@
 #include <fstream>
 #include <sstream>
 
-namespace leakgate {
+namespace leakgate::base {
 namespace {
 
 namespace fs = std::filesystem;
@@ -32,4 +32,4 @@ TEST(AtomicFile, AnUnwritableDestinationThrowsAndWritesNothing) {
 }
 
 } // namespace
-} // namespace leakgate
+} // namespace leakgate::base

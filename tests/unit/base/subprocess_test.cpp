@@ -6,7 +6,7 @@
 #include <fstream>
 #include <thread>
 
-namespace leakgate::worker {
+namespace leakgate::base {
 namespace {
 
 ProcessSpec shell(const std::string& script,
@@ -68,4 +68,4 @@ TEST(Process, StragglersThatHoldThePipesDoNotBlockTheParent) {
 }
 
 } // namespace
-} // namespace leakgate::worker
+} // namespace leakgate::base

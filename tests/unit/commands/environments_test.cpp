@@ -7,7 +7,7 @@
 
 #include <cstdlib>
 
-namespace leakgate {
+namespace leakgate::commands {
 namespace {
 
 using Versions = std::vector<std::string>;
@@ -55,4 +55,4 @@ TEST(Environments, TheCacheDirectoryHonoursLeakgateCacheDir) {
 }
 
 } // namespace
-} // namespace leakgate
+} // namespace leakgate::commands

@@ -11,7 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-namespace leakgate {
+namespace leakgate::commands {
 namespace {
 
 namespace fs = std::filesystem;
@@ -131,4 +131,4 @@ TEST(Budgets, OnlyWholeNumbersAreAmounts) {
 }
 
 } // namespace
-} // namespace leakgate
+} // namespace leakgate::commands

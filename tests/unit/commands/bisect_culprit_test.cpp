@@ -4,7 +4,7 @@
 
 #include <gtest/gtest.h>
 
-namespace leakgate {
+namespace leakgate::commands {
 namespace {
 
 Finding frameCycle(const std::string& function, const std::string& file) {
@@ -77,4 +77,4 @@ TEST(BisectCulprit, WithoutAHolderTheCommonestKeptTypesInNameOrderThenTheSummary
 }
 
 } // namespace
-} // namespace leakgate
+} // namespace leakgate::commands

@@ -20,7 +20,7 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
-namespace leakgate {
+namespace leakgate::report {
 namespace {
 
 namespace py = pybind11;
@@ -264,8 +264,8 @@ TEST(SarifWriter, HasTheRequiredFieldsAndARulePerFindingKind) {
 }
 
 TEST(SarifWriter, EveryLintRuleIsDescribedAndALintResultIsAWarningWithItsColumn) {
-    std::vector<std::string> rules(std::begin(kLintRules), std::end(kLintRules));
-    rules.insert(rules.end(), std::begin(kCxxLintRules), std::end(kCxxLintRules));
+    std::vector<std::string> rules(std::begin(lint::kLintRules), std::end(lint::kLintRules));
+    rules.insert(rules.end(), std::begin(lint::kCxxLintRules), std::end(lint::kCxxLintRules));
     for (const auto& rule : rules) {
         const Rule* row = findRule("lint:" + rule);
         ASSERT_NE(row, nullptr) << rule;
@@ -594,4 +594,4 @@ TEST(HtmlWriter, AReportWithoutPlotsHasNoCharts) {
 }
 
 } // namespace
-} // namespace leakgate
+} // namespace leakgate::report

@@ -9,7 +9,7 @@
 
 #include <gtest/gtest.h>
 
-namespace leakgate {
+namespace leakgate::commands {
 namespace {
 
 WorkloadResult resultOf(const std::string& workload, Role role, std::vector<CheckResult> checks) {
@@ -79,7 +79,7 @@ TEST(GateJudge, AWorkloadThatCouldNotStartSkipsItsSelectedChecksWithTheReason) {
     ASSERT_EQ(results[0].checks.size(), 2u); // only the selected ones
     for (const CheckResult& check : results[0].checks) {
         EXPECT_EQ(check.status, Status::kSkip);
-        EXPECT_EQ(check.reason, kNoScalarTypesReason);
+        EXPECT_EQ(check.reason, workloads::kNoScalarTypesReason);
     }
 }
 
@@ -116,4 +116,4 @@ TEST(GateJudge, APluginCannotTakeABuiltinOrAnEarlierPluginsCheckName) {
 }
 
 } // namespace
-} // namespace leakgate
+} // namespace leakgate::commands

@@ -2,7 +2,7 @@
 
 #include <gtest/gtest.h>
 
-namespace leakgate {
+namespace leakgate::commands {
 namespace {
 
 Finding lintFinding(const std::string& function, const std::string& file, int line) {
@@ -71,4 +71,4 @@ TEST(GateLint, AFileTargetIsLintedAsItsFile) {
 }
 
 } // namespace
-} // namespace leakgate
+} // namespace leakgate::commands

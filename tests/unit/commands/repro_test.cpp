@@ -9,7 +9,7 @@
 
 #include <string>
 
-namespace leakgate {
+namespace leakgate::commands {
 namespace {
 
 namespace py = pybind11;
@@ -256,4 +256,4 @@ TEST(ReproResult, AContradictedExpectationIsExitOneAndAnErrorExitThree) {
 }
 
 } // namespace
-} // namespace leakgate
+} // namespace leakgate::commands

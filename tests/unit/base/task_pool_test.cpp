@@ -9,7 +9,7 @@
 #include <thread>
 #include <vector>
 
-namespace leakgate {
+namespace leakgate::base {
 namespace {
 
 using namespace std::chrono_literals;
@@ -95,4 +95,4 @@ TEST(TaskPool, NoTasksAndMoreJobsThanTasksAreFine) {
 }
 
 } // namespace
-} // namespace leakgate
+} // namespace leakgate::base

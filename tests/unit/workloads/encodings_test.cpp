@@ -8,7 +8,7 @@
 #include <cmath>
 #include <limits>
 
-namespace leakgate {
+namespace leakgate::workloads {
 namespace {
 
 // CPython's own binary16 packer (struct 'e'), for every value it accepts.
@@ -89,4 +89,4 @@ TEST(Encodings, FloatsKeepSignedZeroAndOverflowToInfinity) {
 }
 
 } // namespace
-} // namespace leakgate
+} // namespace leakgate::workloads

@@ -12,7 +12,7 @@
 #include <string>
 #include <unistd.h>
 
-namespace leakgate {
+namespace leakgate::commands {
 namespace {
 
 namespace fs = std::filesystem;
@@ -107,4 +107,4 @@ TEST_F(EnvironmentCache, AnUnreadableCacheFileIsAskedAgainAndRewritten) {
 }
 
 } // namespace
-} // namespace leakgate
+} // namespace leakgate::commands

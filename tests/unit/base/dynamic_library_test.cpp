@@ -2,7 +2,7 @@
 
 #include <gtest/gtest.h>
 
-namespace leakgate {
+namespace leakgate::base {
 namespace {
 
 TEST(DynamicLibrary, ALoadedLibraryGivesItsSymbols) {
@@ -20,4 +20,4 @@ TEST(DynamicLibrary, AMissingLibraryIsAnErrorWithDlerrorsText) {
 }
 
 } // namespace
-} // namespace leakgate
+} // namespace leakgate::base

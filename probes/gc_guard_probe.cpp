@@ -218,7 +218,7 @@ PyObject* onCollection(PyObject*, PyObject* args) {
             // unknown generation: all of them).
             const int collected = generation < 0 || generation > 2 ? 2 : static_cast<int>(generation);
             for (ForeignCollectionListener* listener : std::vector(g_watch.listeners)) {
-                const PointerSet* answer = listener->collectionStarts(collected);
+                const base::PointerSet* answer = listener->collectionStarts(collected);
                 if (!g_watch.madeAtImport) g_watch.madeAtImport = answer;
             }
         } else if (g_watch.inForeign) {

@@ -1684,23 +1684,29 @@ def _statements(body):
                 yield from _statements(child.body)
 
 
+# Expressions whose bodies run in a scope of their own, later or elsewhere.
+_NESTED_EXPRESSIONS = frozenset({ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp,
+                                 ast.GeneratorExp})
+_DEFINITIONS = frozenset({ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef})
+
+
 def _expressions(statement):
-    """The expressions a statement evaluates itself (not those of the statements inside it), and
-    the nodes inside them, less the bodies of lambdas and comprehensions: run later or elsewhere."""
-    pending = []
-    for child in child_nodes(statement):
-        if isinstance(child, ast.expr):
-            pending.append(child)
-        elif isinstance(child, ast.withitem):
-            pending.extend(child_nodes(child))
-    if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-        pending = [*statement.decorator_list]  # defaults hold no store
+    """The nodes of the expressions a statement evaluates itself (not those of the statements
+    inside it, nor the bodies of lambdas and comprehensions), as a list."""
+    if statement.__class__ in _DEFINITIONS:
+        pending = list(statement.decorator_list)  # what a definition evaluates that may store
+    else:
+        # Its own expressions (with items, keywords...), not its blocks: the statements inside,
+        # an except handler's, a match case's.
+        pending = [child for child in child_nodes(statement)
+                   if not isinstance(child, (ast.stmt, ast.ExceptHandler, ast.match_case))]
+    out = []
     while pending:
         node = pending.pop()
-        yield node
-        if isinstance(node, (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)):
-            continue
-        pending.extend(child for child in child_nodes(node) if isinstance(child, ast.expr))
+        out.append(node)
+        if node.__class__ not in _NESTED_EXPRESSIONS:
+            pending.extend(child_nodes(node))
+    return out
 
 
 class _Site(NamedTuple):
@@ -1807,14 +1813,14 @@ class ClosureCycles:
     def only_functions(self, scope, name):
         """Whether `scope` binds `name` to nothing but its nested functions: `def name`, `name =
         lambda`, None, or a value that reads the name (`name = wrap(name)`). A name that also
-        holds something else (`p = parameters[0]` after `def p`) is not known to hold a function
-        where it is stored."""
+        holds something else (`p = parameters[0]` after `def p`, a parameter that the function
+        rebinds to a lambda on one path) is not known to hold a function where it is stored."""
         key = (scope, name)
         known = self._only_cache.get(key)
         if known is not None:
             return known
-        known = True
-        if scope.kind == "function":
+        known = name not in scope.params  # a parameter holds what the caller gave, until rebound
+        if known and scope.kind == "function":
             for statement in _statements(scope.node.body):
                 if isinstance(statement, (ast.Import, ast.ImportFrom)):
                     if any((alias.asname or alias.name.split(".")[0]) == name
@@ -1866,9 +1872,12 @@ class ClosureCycles:
             return [(self.builder.scopes[node], node)]
         if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
             owner = _resolve(scope, node.id)
-            if owner is None or owner.kind == "class" or not self.only_functions(owner, node.id):
+            if owner is None or owner.kind == "class":
                 return []
-            return [(closure, node) for closure in self.named(owner).get(node.id, ())]
+            closures = self.named(owner).get(node.id, ())
+            if not closures or not self.only_functions(owner, node.id):
+                return []
+            return [(closure, node) for closure in closures]
         parts = []
         if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
             parts = node.elts

@@ -92,14 +92,14 @@ CheckResult decide(const WorkloadResult& result, const std::vector<std::string>&
         // A file that could not be analysed was not checked: the run cannot pass.
         return {"lint", Status::kError,
                 fmt::format("{} could not be analysed (see details.unparsed); {} checked, no frame kept "
-                            "past its call",
+                            "past its call, no closure cycle",
                             plural(unparsed, "file"), plural(checked, "file")),
                 amount};
     }
     if (result.findings.empty()) {
         return {"lint", Status::kPass,
-                fmt::format("{} checked, no frame kept past its call{}", plural(checked, "file"),
-                            asides(result)),
+                fmt::format("{} checked, no frame kept past its call, no closure cycle{}",
+                            plural(checked, "file"), asides(result)),
                 amount};
     }
     std::map<std::string, int> perRule;

@@ -9,7 +9,7 @@ namespace leakgate::lint {
 
 // The Python rules, in report order; a finding's kind is "lint:" + rule. The C/C++ rules are
 // kCxxLintRules (lib/lint/cxx.h).
-inline constexpr const char* kLintRules[] = {"own-frame-local", "frame-stored"};
+inline constexpr const char* kLintRules[] = {"own-frame-local", "frame-stored", "closure-cycle"};
 
 // The `lint` workload: spec.paths.
 WorkloadResult runPythonLint(const workloads::WorkerSpec& spec);

@@ -111,6 +111,16 @@ constexpr Rule kRules[] = {
      "Store what you need instead of the frame: the source location captured eagerly, a "
      "traceback.FrameSummary, or for an exception traceback.TracebackException or its text.",
      "lint:frame-stored", "warning"},
+    {"lint:closure-cycle", Evidence::kSource, "ClosureCycle",
+     "A nested function is in a reference cycle through its closure.",
+     "A nested function refers to itself through its enclosing function's closure cell (a recursive "
+     "closure), or is stored into an object that it captures (a callback on `self` that reads "
+     "`self`): the function, its cells and the object form a reference cycle that keeps them and "
+     "every variable the function captures alive until the cyclic collector runs.",
+     "Pass the recursive function to itself as a parameter, use a loop or a module-level function, "
+     "or unbind its name (`walk = None`) in a `finally:`; for a callback, capture "
+     "`weakref.ref(self)` instead of `self`, or pass the object when the callback is called.",
+     "lint:closure-cycle", "warning"},
     {"lint:frame-stored-static", Evidence::kSource, "FrameStoredStatic",
      "C/C++: a frame is stored in a static or global variable.",
      "A frame (PyEval_GetFrame(), PyThreadState_GetFrame(), PyFrame_GetBack(), or a call of "

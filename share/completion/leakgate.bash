@@ -6,7 +6,7 @@ import-sentinels import-frame-cycle import-retained-frame import-device-memory l
 launch-net-blocks launch-cyclic-garbage values-encoding values-bounded soak-growth device-echo
 device-allocations device-cyclic-garbage decorations-cyclic-garbage decorations-retained launch-real-net-blocks launch-real-cyclic-garbage
 launch-real-retained decorate import decorations launch launch-real values soak device probe"
-_leakgate_rules="own-frame-local frame-stored frame-stored-static frame-stored-member frame-ref-leaked"
+_leakgate_rules="own-frame-local frame-stored closure-cycle frame-stored-static frame-stored-member frame-ref-leaked"
 
 _leakgate() {
     local cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD-1]}

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """`leakgate lint` on the real CuTe DSL sources: nvidia-cutlass-dsl 4.6.1 binds the decorators'
 own frame to a local (`cur_frame`, `current_frame`) and must be flagged there; 4.4.2 takes its
-caller's frame in one expression (`inspect.currentframe().f_back`) and must not be.
+caller's frame in one expression (`inspect.currentframe().f_back`) and must not be. Both keep
+the decorator's wrapper in a closure cycle (closure-cycle).
 
     test_lint_dsl_releases.py --leakgate BUILD/leakgate
 
@@ -88,6 +89,21 @@ class CuteReleases(unittest.TestCase):
         decorators = [c for c in culprits(report) if c[1].endswith((".jit", ".kernel"))]
         self.assertEqual(decorators, [])
         print(f"\n4.4.2: {len(report['findings'])} findings, exit {code}", file=sys.stderr)
+
+    def test_both_releases_leave_the_jit_wrapper_in_a_closure_cycle(self):
+        # `jit_runner_decorator`'s `jit_wrapper` reads its own name and is given a
+        # `set_name_prefix` that captures it: a cycle per decorated function, in both releases;
+        # `slice_`'s recursive `lift_slice`, a cycle per call. Both found by closure-cycle.
+        for version in ("4.4.2", "4.6.1"):
+            with self.subTest(version=version):
+                _, report = lint(package_dir(version))
+                found = {(function, os.path.basename(path), local)
+                         for kind, function, path, local in culprits(report)
+                         if kind == "lint:closure-cycle"}
+                decorator = "BaseDSL.jit_runner.<locals>.jit_runner_decorator"
+                self.assertIn((decorator, "dsl.py", "jit_wrapper"), found)
+                self.assertIn((decorator, "dsl.py", "jit_wrapper.set_name_prefix"), found)
+                self.assertIn(("slice_", "core.py", "lift_slice"), found)
 
 
 def main():

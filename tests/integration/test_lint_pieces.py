@@ -208,6 +208,23 @@ CASES = {
         def last():
             return sys._getframe(0)
     """,
+    # A recursive closure is a cycle through its enclosing function's cell; one declared global
+    # (bound at module level in another statement too) reads a module name: no cell.
+    "closure_cycles": """\
+        def outer(data):
+            global walk
+
+            def walk(n):
+                return walk(n - 1) if n else data
+
+            def inner(n):
+                return inner(n - 1) if n else data
+
+            return walk(3) + inner(3)
+
+
+        walk = None
+    """,
     "future_annotations": """\
         \"\"\"A docstring first.\"\"\"
         from __future__ import annotations

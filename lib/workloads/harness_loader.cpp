@@ -128,11 +128,11 @@ class Seal {
                 if (same != 1 || value == entry.value.ptr()) continue;
             }
             static_cast<void>(event);
-            changedWhileRunning_ =
-                fmt::format("leakgate's harness was changed under it while the workload ran: "
-                            "`{}` was {} by the "
-                            "code under test ({}), even if it was put back before the reads",
-                            entry.name, value ? "replaced" : "deleted", whereNow());
+            // The words of changed()'s, with where and when: the same change, seen as it happened.
+            changedWhileRunning_ = fmt::format(
+                "leakgate's harness was changed under it: `{}` was {} by the code under test ({}, while "
+                "the workload ran; put back before the reads or not)",
+                entry.name, value ? "replaced" : "deleted", whereNow());
             return;
         }
     }
@@ -140,12 +140,11 @@ class Seal {
         if (changedWhileRunning_) return;
         for (const Entry& entry : entries_) {
             if (!entry.code || entry.value.ptr() != reinterpret_cast<PyObject*>(function)) continue;
-            changedWhileRunning_ = fmt::format("leakgate's harness was changed under it while the "
-                                               "workload ran: the code or "
-                                               "defaults of `{}` were replaced by the code under test "
-                                               "({}), even if they were put "
-                                               "back before the reads",
-                                               entry.name, whereNow());
+            changedWhileRunning_ = fmt::format(
+                "leakgate's harness was changed under it: the code, defaults or closure of `{}` were "
+                "replaced by the code under test ({}, while the workload ran; put back before the reads "
+                "or not)",
+                entry.name, whereNow());
             return;
         }
     }

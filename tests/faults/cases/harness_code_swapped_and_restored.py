@@ -2,7 +2,8 @@
 # python: >=3.12
 # run: gate --target {script} --checks decorate
 # exit: 3
-# text: while the workload ran: the code or defaults of `_leakgate_harness._hold` were replaced
+# text: the code, defaults or closure of `_leakgate_harness._hold` were replaced by the code under test (at
+# text: while the workload ran
 # text: ERROR decorate-sentinels
 import sys
 

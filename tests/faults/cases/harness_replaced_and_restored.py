@@ -2,7 +2,8 @@
 # python: >=3.12
 # run: gate --target {script} --checks decorate
 # exit: 3
-# text: while the workload ran: `_leakgate_harness._hold` was replaced by the code under test
+# text: leakgate's harness was changed under it: `_leakgate_harness._hold` was replaced by the code under test (at
+# text: while the workload ran
 # text: ERROR decorate-sentinels
 import sys
 

@@ -113,6 +113,37 @@ std::string fixFor(const CycleShapeCount& shape) {
                "(ctypes.c_void_p(ctypes.addressof(x)) "
                "with x kept alive by the caller), or pack immutable values once and reuse them.";
     }
+    if (shape.cycle.find("--__closure__-->") != std::string::npos) {
+        // A nested function in the cycle through its closure: the lint's closure-cycle shapes.
+        const size_t at = shape.cycle.find("function `");
+        const size_t from = at == std::string::npos ? at : at + std::string_view("function `").size();
+        const size_t to = from == std::string::npos ? from : shape.cycle.find('`', from);
+        const std::string function =
+            to == std::string::npos ? "the nested function" : "`" + shape.cycle.substr(from, to - from) + "`";
+        // Only functions, their cells and their closure tuples: a function that reaches itself.
+        bool recursive = true;
+        for (size_t start = 0; start <= shape.types.size();) {
+            size_t end = shape.types.find(", ", start);
+            if (end == std::string::npos) end = shape.types.size();
+            const std::string_view type = std::string_view(shape.types).substr(start, end - start);
+            if (type != "cell" && type != "function" && type != "tuple") recursive = false;
+            start = end + 2;
+        }
+        if (recursive) {
+            return fmt::format(
+                "{} refers to itself through its closure cell (a recursive nested function): each call "
+                "of the function that defines it leaves the function, its cells and what they hold. "
+                "Pass it to itself as a parameter, use a loop, move it to module level, or set it to "
+                "None in a `finally:` once the calls are done (`leakgate lint` names the line: "
+                "closure-cycle).",
+                function);
+        }
+        return fmt::format(
+            "{} captures an object that holds it (a callback stored on its owner): capture "
+            "`weakref.ref(obj)` and call it inside, pass the object when the callback is called, or "
+            "clear the store when done (`leakgate lint` names the line: closure-cycle).",
+            function);
+    }
     if (shape.types.find("Traceback") != std::string::npos ||
         shape.types.find("traceback") != std::string::npos) {
         return "An exception and its traceback refer to each other through what they keep: do not store "

@@ -50,7 +50,7 @@ import tempfile
 SKIP = 77
 SCHEMA = "leakgate/1"
 FINDING_KEYS = ("function", "local", "pins", "pins-held", "stored-by", "bound-at", "fix-in", "min-bytes",
-                "holder")
+                "holder", "fix-names")
 
 _DIRECTIVE = re.compile(
     r"^\s*#\s*(expect|args)(?:\s*\(\s*python\s*(>=|<)\s*(\d+)\.(\d+)\s*\))?\s*:\s*(.*?)\s*$"
@@ -249,6 +249,8 @@ def finding_satisfies(finding: dict, exp: Expectation, co_name_only: bool) -> li
         elif key == "fix-in":  # the function of the fix site (a closure cell's: the enclosing one)
             site = finding.get("fix_site") if isinstance(finding.get("fix_site"), dict) else {}
             ok = function_matches(value, site.get("function"), co_name_only)
+        elif key == "fix-names":  # the fix names this, in backquotes (a function, a local)
+            ok = f"`{value}`" in str(finding.get("fix", ""))
         elif key == "holder":  # held-growth: the container that grew, as the finding names it
             ok = finding.get("root") == value
         elif key == "stored-by":  # the function whose statement stores the frame on an attribute

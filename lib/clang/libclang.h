@@ -1,7 +1,8 @@
 // libclang's C API (clang-c/Index.h) for C++: a guard for every paired call, copy and move
-// deleted, and the few cursor helpers the C/C++ lint needs. Only lib/lint/cxx.cpp includes this,
-// and only in builds with libclang (LEAKGATE_WITH_LIBCLANG); every call goes through the table
-// that lib/clang/libclang_api.h loads at run time.
+// deleted, and the few cursor helpers the C/C++ lint needs. Only the C/C++ lint (lib/lint/cxx.cpp
+// and the cxx_*.h and .cpp files it is split into) includes this, and only in builds with libclang
+// (LEAKGATE_WITH_LIBCLANG); every call goes through the table that lib/clang/libclang_api.h loads
+// at run time.
 #pragma once
 
 #include "leakgate/errors.h"

@@ -317,7 +317,8 @@ void lintCxx(const LintOptions& options, const Inputs& inputs, WorkloadResult& r
     cxx.flags = options.cxxFlags;
     cxx.includeDirs = options.includeDirs;
     cxx.timeout = options.timeout; // per translation unit, each parsed in a child of its own
-    // Python.h parsed once per command line (cxx.cpp); off, for comparing, with this variable set.
+    // Python.h parsed once per command line (lib/lint/cxx_parse.cpp); off, for comparing, with this
+    // variable set.
     const char* off = std::getenv("LEAKGATE_NO_PRECOMPILED_HEADER");
     cxx.precompileOpenings = !(off && *off);
     lint::CxxLintResult linted = lint::lintCxxFiles(cxx);

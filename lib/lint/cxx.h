@@ -35,7 +35,7 @@ struct CxxLintOptions {
     // branches) needs more than a thread's usual 8 MiB.
     size_t stackBytes = size_t{256} << 20;
     // Parse a `#define`s-then-`#include <Python.h>` opening once per command line, as a
-    // precompiled header in a directory of the run's own (cxx.cpp says when it is used).
+    // precompiled header in a directory of the run's own (cxx_parse.cpp says when it is used).
     bool precompileOpenings = true;
 };
 

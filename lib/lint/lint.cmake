@@ -15,7 +15,9 @@ if(LEAKGATE_WITH_LIBCLANG AND LEAKGATE_LIBCLANG_INCLUDE_DIR AND LEAKGATE_LIBCLAN
   # linked libclang and libLLVM would be loaded by every process leakgate starts.
   get_filename_component(_leakgate_libclang_path "${LEAKGATE_LIBCLANG_LIBRARY}" REALPATH)
   message(STATUS "C/C++ lint: libclang ${_leakgate_libclang_path} (loaded at run time)")
-  target_sources(leakgate_lib PRIVATE lint/cxx.cpp clang/libclang_api.cpp)
+  target_sources(leakgate_lib PRIVATE lint/cxx.cpp lint/cxx_ast.cpp lint/cxx_command_lines.cpp
+                                      lint/cxx_findings.cpp lint/cxx_parse.cpp lint/cxx_rules.cpp
+                                      clang/libclang_api.cpp)
   target_include_directories(leakgate_lib SYSTEM PRIVATE "${LEAKGATE_LIBCLANG_INCLUDE_DIR}")
   set_property(SOURCE clang/libclang_api.cpp APPEND PROPERTY COMPILE_DEFINITIONS
                "LEAKGATE_LIBCLANG_PATH=\"${_leakgate_libclang_path}\"")

@@ -118,8 +118,9 @@ std::string fixFor(const CycleShapeCount& shape) {
         const size_t at = shape.cycle.find("function `");
         const size_t from = at == std::string::npos ? at : at + std::string_view("function `").size();
         const size_t to = from == std::string::npos ? from : shape.cycle.find('`', from);
-        const std::string function =
-            to == std::string::npos ? "the nested function" : "`" + shape.cycle.substr(from, to - from) + "`";
+        const std::string function = to == std::string::npos
+                                         ? "the nested function"
+                                         : "`" + shape.cycle.substr(from, to - from) + "`";
         // Only functions, their cells and their closure tuples: a function that reaches itself.
         bool recursive = true;
         for (size_t start = 0; start <= shape.types.size();) {

@@ -1030,27 +1030,46 @@ ShapeGroups groupShapes(const ObjectGraph& garbage, const Components& components
                         std::span<const ComponentId> only,
                         const base::PointerSet* madeAtImport = nullptr) {
     // Grouped by the set of type objects first (no string per member: garbage of a million
-    // objects is mostly cycles no frame closes), then by the names the report shows.
-    std::map<std::vector<PyTypeObject*>, std::vector<ComponentId>> byTypes;
+    // objects is mostly cycles no frame closes), then by the names the report shows. A component
+    // with functions in it is told apart by their qualified names too: two nested functions'
+    // closure cycles are the same types ([cell, function, tuple]) but two fixes, and the one made
+    // per call must not be shown by the example of one made once. Names, not code objects: code
+    // that a DSL generates anew per call has one name.
+    using Key = std::pair<std::vector<PyTypeObject*>, std::vector<PyObject*>>; // types, names
+    std::map<Key, std::vector<ComponentId>> byTypes;
     std::vector<PyTypeObject*> types;
+    std::vector<PyObject*> functions; // Borrowed: the functions' __qualname__ strings
     for (ComponentId component : only) {
         types.clear();
-        for (NodeId node : components.members(component))
-            types.push_back(Py_TYPE(garbage.object(node)));
+        functions.clear();
+        for (NodeId node : components.members(component)) {
+            PyObject* object = garbage.object(node);
+            types.push_back(Py_TYPE(object));
+            if (PyFunction_Check(object))
+                functions.push_back(reinterpret_cast<PyFunctionObject*>(object)->func_qualname);
+        }
         std::sort(types.begin(), types.end());
         types.erase(std::unique(types.begin(), types.end()), types.end());
-        byTypes[types].push_back(component);
+        std::sort(functions.begin(), functions.end());
+        functions.erase(std::unique(functions.begin(), functions.end()), functions.end());
+        byTypes[{types, functions}].push_back(component);
     }
     ShapeGroups grouped;
     for (const auto& [typeSet, group] : byTypes) { // group: its components, the first the example
         std::vector<std::string> names;
-        for (PyTypeObject* type : typeSet)
+        for (PyTypeObject* type : typeSet.first)
             names.push_back(type->tp_name);
         std::sort(names.begin(), names.end());
         names.erase(std::unique(names.begin(), names.end()), names.end());
         std::string key = fmt::format("{}", fmt::join(names, ", "));
+        const std::string types = key;
+        std::vector<std::string> qualnames;
+        for (PyObject* name : typeSet.second)
+            qualnames.push_back(PyUnicode_Check(name) ? PyUnicode_AsUTF8(name) : "?");
+        std::sort(qualnames.begin(), qualnames.end());
+        if (!qualnames.empty()) key += fmt::format(" ({})", fmt::join(qualnames, ", "));
         CycleShape& shape = grouped.shapes[key];
-        shape.types = key;
+        shape.types = types;
         shape.count += static_cast<std::int64_t>(group.size());
         grouped.examples.emplace(key, group.front());
         std::vector<NodeId>& nodes = grouped.sources[key];
@@ -1070,14 +1089,20 @@ std::vector<CycleShape> finishShapes(const ObjectGraph& garbage, const Component
                                      const ShapeGroups& grouped, std::span<const std::int64_t> bytes,
                                      size_t limit, std::int64_t* shapeCount, std::int64_t* objectCount) {
     std::vector<CycleShape> ordered;
+    std::vector<ComponentId> examples; // beside `ordered`
     size_t next = 0;
     for (const auto& [key, shape] : grouped.shapes) {
         ordered.push_back(shape);
+        examples.push_back(grouped.examples.at(key));
         // What the shape's cycles would free with them, as for a frame cycle's finding.
         ordered.back().bytes = bytes[next++];
     }
-    std::stable_sort(ordered.begin(), ordered.end(), [](const CycleShape& a, const CycleShape& b) {
-        return a.bytes != b.bytes ? a.bytes > b.bytes : a.count > b.count;
+    std::vector<size_t> order(ordered.size());
+    for (size_t i = 0; i < order.size(); ++i)
+        order[i] = i;
+    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+        return ordered[a].bytes != ordered[b].bytes ? ordered[a].bytes > ordered[b].bytes
+                                                    : ordered[a].count > ordered[b].count;
     });
     if (shapeCount) *shapeCount = static_cast<std::int64_t>(ordered.size());
     if (objectCount) {
@@ -1085,9 +1110,11 @@ std::vector<CycleShape> finishShapes(const ObjectGraph& garbage, const Component
         for (const CycleShape& shape : ordered)
             *objectCount += shape.objects;
     }
-    if (ordered.size() > limit) ordered.resize(limit);
-    for (CycleShape& shape : ordered) {
-        ComponentId component = grouped.examples.at(shape.types);
+    if (order.size() > limit) order.resize(limit);
+    std::vector<CycleShape> kept;
+    for (size_t index : order) {
+        CycleShape& shape = kept.emplace_back(std::move(ordered[index]));
+        const ComponentId component = examples[index];
         NodeId first = components.members(component)[0];
         shape.example = garbage.object(first);
         for (NodeId next : garbage.successors(first)) {
@@ -1098,7 +1125,7 @@ std::vector<CycleShape> finishShapes(const ObjectGraph& garbage, const Component
             break;
         }
     }
-    return ordered;
+    return kept;
 }
 
 } // namespace

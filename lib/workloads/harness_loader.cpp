@@ -118,7 +118,7 @@ class Seal {
     // A sealed dict's entry rebound or removed, the dict cleared or replaced in
     // bulk (the watchers, from 3.12): remembered with where the code under test
     // did it.
-    void dictChanged(int event, PyObject* dict, PyObject* key, PyObject* value) {
+    void dictChanged(PyObject* dict, PyObject* key, PyObject* value) {
         if (changedWhileRunning_) return;
         for (const Entry& entry : entries_) {
             if (entry.dict.ptr() != dict) continue;
@@ -127,7 +127,6 @@ class Seal {
                 if (same < 0) PyErr_Clear();
                 if (same != 1 || value == entry.value.ptr()) continue;
             }
-            static_cast<void>(event);
             // The words of changed()'s, with where and when: the same change, seen as it happened.
             changedWhileRunning_ = fmt::format(
                 "leakgate's harness was changed under it: `{}` was {} by the code under test ({}, while "
@@ -184,8 +183,8 @@ std::weak_ptr<Seal> g_seal;
 // From 3.12, CPython tells watchers of each change to a watched dict and to any
 // function's code or defaults as it happens: the seal watches its dicts and
 // functions (Seal::watch), so a change undone before the reads is still seen.
-int onDictChange(PyDict_WatchEvent event, PyObject* dict, PyObject* key, PyObject* value) {
-    if (std::shared_ptr<Seal> seal = g_seal.lock()) seal->dictChanged(event, dict, key, value);
+int onDictChange(PyDict_WatchEvent, PyObject* dict, PyObject* key, PyObject* value) {
+    if (std::shared_ptr<Seal> seal = g_seal.lock()) seal->dictChanged(dict, key, value);
     return 0;
 }
 int onFunctionChange(PyFunction_WatchEvent event, PyFunctionObject* function, PyObject*) {

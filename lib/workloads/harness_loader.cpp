@@ -90,6 +90,7 @@ class Seal {
 
     std::optional<std::string> changed() const {
         if (changedWhileRunning_) return changedWhileRunning_;
+        if (unwatched_) return unwatched_;
         for (const Entry& entry : entries_) {
             PyObject* now = PyDict_GetItemWithError(entry.dict.ptr(),
                                                     entry.key.ptr()); // Borrowed
@@ -151,8 +152,9 @@ class Seal {
     // From 3.12: every sealed dict and function watched from now on. The watches
     // stay for the process (a later seal may share a dict, `_leakgate`'s); the
     // callbacks ask the current seal only. A watcher that cannot be had (CPython
-    // gives 8 of each kind per interpreter) leaves the check before the reads, as
-    // on 3.10 and 3.11.
+    // gives 8 of each kind per interpreter, and code that ran before the harness
+    // took them all) or a dict that cannot be watched makes every measurement under
+    // this seal invalid: a change put back before the reads would not be seen.
     void watch();
 
   private:
@@ -172,6 +174,7 @@ class Seal {
     std::vector<Entry> entries_;
     std::vector<py::object> watched_; // the dicts this seal gave to PyDict_Watch
     std::optional<std::string> changedWhileRunning_;
+    std::optional<std::string> unwatched_; // why the seal could not watch (3.12+)
     int depth_ = 0;
 };
 
@@ -217,17 +220,27 @@ int functionWatcher() {
 
 void Seal::watch() {
 #if PY_VERSION_HEX >= 0x030C0000
-    (void)functionWatcher(); // one for the process: it hears of every function's
-                             // change
+    // One function watcher for the process: it hears of every function's change.
+    const bool functions = functionWatcher() >= 0;
     const int dicts = dictWatcher();
-    if (dicts < 0) return;
+    if (!functions || dicts < 0) {
+        unwatched_ = fmt::format(
+            "leakgate could not watch its harness: CPython gave it no {} watcher (it has 8 per "
+            "interpreter, and code that ran before leakgate's, a sitecustomize or a .pth file, took "
+            "them all), so a change to the harness put back before the reads would not be seen",
+            functions ? "dict" : "function");
+        return;
+    }
     for (const Entry& entry : entries_) {
         const bool known = std::any_of(watched_.begin(), watched_.end(),
                                        [&](const py::object& dict) { return dict.is(entry.dict); });
         if (known) continue;
         if (PyDict_Watch(dicts, entry.dict.ptr()) < 0) {
             PyErr_Clear();
-            continue;
+            unwatched_ = fmt::format("leakgate could not watch its harness: CPython refused to "
+                                     "watch the namespace of `{}`",
+                                     entry.name);
+            return;
         }
         watched_.push_back(entry.dict);
     }

@@ -14,6 +14,7 @@ A case is a Python file (the script or target the fault lives in) whose header s
   # absent: PATH                      must not exist afterwards (may repeat)
   # json: a.0.b                       with `--json -` appended, that key path exists in the report
   # json-file: PATH                   that file is a whole JSON report
+  # env: NAME=VALUE                   in leakgate's environment; {dir} is replaced (may repeat)
   # python: >=3.12                    only where leakgate embeds that CPython or a later one (a
                                       defence CPython gives from that version on); skipped elsewhere
 Each case runs in a temporary directory of its own, with a marker in its environment; afterwards
@@ -36,11 +37,12 @@ import time
 import uuid
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-KEYS = {"fault", "run", "exit", "name", "send", "text", "text-absent", "absent", "json", "json-file", "python"}
+KEYS = {"fault", "run", "exit", "name", "send", "text", "text-absent", "absent", "json", "json-file", "python",
+        "env"}
 
 
 def read_case(path):
-    case = {"file": os.path.basename(path), "text": [], "text-absent": [], "absent": [], "send": []}
+    case = {"file": os.path.basename(path), "text": [], "text-absent": [], "absent": [], "send": [], "env": []}
     with open(path, encoding="utf-8") as f:
         for line in f:
             if not line.startswith("# ") or ":" not in line:
@@ -115,6 +117,9 @@ def run_case(leakgate, path, version):
             args.insert(1, b"--json")
         marker = uuid.uuid4().hex
         env = dict(os.environ, LEAKGATE_FAULT_CASE=marker)
+        for setting in case["env"]:
+            key, _, value = setting.partition("=")
+            env[key] = os.fsdecode(expand(value))
         started = time.monotonic()
         process = subprocess.Popen([os.fsencode(leakgate), *args], cwd=directory, env=env,
                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)

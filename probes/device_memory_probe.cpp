@@ -53,6 +53,58 @@ std::optional<std::int64_t> readCupy() {
     }
 }
 
+// Warp's stream-ordered pools, when the program imported Warp and Warp started its runtime (its
+// `init()`, which leakgate never calls): the bytes in use, summed over the CUDA devices whose pool
+// is on. Arrays made outside a pool are cuMemAlloc's, which cuMemGetInfo sees.
+std::optional<std::int64_t> readWarp() {
+    py::dict modules = py::module_::import("sys").attr("modules");
+    // warp._src.context from 1.10, warp.context before.
+    const char* name = modules.contains("warp._src.context") ? "warp._src.context"
+                       : modules.contains("warp.context")  ? "warp.context"
+                                                            : nullptr;
+    if (!name) return std::nullopt;
+    try {
+        py::object context = modules[name];
+        py::object runtime = py::getattr(context, "runtime", py::none());
+        if (runtime.is_none()) return std::nullopt;
+        std::optional<std::int64_t> used;
+        for (py::handle device : runtime.attr("cuda_devices")) {
+            if (!py::getattr(device, "is_mempool_enabled", py::bool_(false)).cast<bool>()) continue;
+            used = used.value_or(0) +
+                   context.attr("get_mempool_used_mem_current")(device).cast<std::int64_t>();
+        }
+        return used;
+    } catch (py::error_already_set&) {
+        PyErr_Clear();
+        return std::nullopt;
+    }
+}
+
+// JAX's GPU allocator, when the program imported JAX and JAX made its GPU client (leakgate never
+// asks for one: `jax.devices()` would start it, and with it XLA's preallocation): bytes in use,
+// summed over the client's devices.
+std::optional<std::int64_t> readJax() {
+    py::dict modules = py::module_::import("sys").attr("modules");
+    if (!modules.contains("jax._src.xla_bridge")) return std::nullopt;
+    try {
+        py::dict backends = py::getattr(modules["jax._src.xla_bridge"], "_backends", py::dict());
+        std::optional<std::int64_t> used;
+        for (const char* platform : {"cuda", "gpu"}) {
+            if (!backends.contains(platform)) continue;
+            for (py::handle device : backends[platform].attr("local_devices")()) {
+                py::object stats = device.attr("memory_stats")();
+                if (stats.is_none() || !py::dict(stats).contains("bytes_in_use")) continue;
+                used = used.value_or(0) + stats["bytes_in_use"].cast<std::int64_t>();
+            }
+            break; // one client: "cuda" and "gpu" name the same one in some releases
+        }
+        return used;
+    } catch (py::error_already_set&) {
+        PyErr_Clear();
+        return std::nullopt;
+    }
+}
+
 // The program loaded the CUDA driver itself (torch, CuPy, a DSL): leakgate may then ask it, and
 // starts nothing the program did not start.
 bool programUsesCuda() {
@@ -63,12 +115,15 @@ bool programUsesCuda() {
 }
 
 // What a program that placed no sentinel holds on the device, by each witness it has: the
-// driver's count of the whole device, torch's caching allocator, CuPy's pool, and the CUDA graph
-// memory pool (what graphs' allocation nodes hold: a graph kept by a cycle keeps it).
+// driver's count of the whole device, torch's caching allocator, CuPy's pool, Warp's pools, JAX's
+// allocator, and the CUDA graph memory pool (what graphs' allocation nodes hold: a graph kept by a
+// cycle keeps it).
 struct ProgramReading {
     std::optional<std::int64_t> used;   // cuMemGetInfo
     std::optional<std::int64_t> torch;  // torch.cuda.memory_allocated()
     std::optional<std::int64_t> cupy;   // cupy's default pool
+    std::optional<std::int64_t> warp;   // Warp's mempools (get_mempool_used_mem_current)
+    std::optional<std::int64_t> jax;    // JAX's GPU client (memory_stats()["bytes_in_use"])
     std::optional<std::int64_t> graphs; // cuDeviceGetGraphMemAttribute(USED_MEM_CURRENT)
 };
 
@@ -86,6 +141,8 @@ ProgramReading readProgram() {
         PyErr_Clear();
     }
     reading.cupy = readCupy();
+    reading.warp = readWarp();
+    reading.jax = readJax();
     return reading;
 }
 
@@ -123,11 +180,12 @@ class DeviceMemoryProbe final : public Probe {
         // No sentinel placed: the program's own memory, where it uses CUDA (a region or a test of
         // the plugin as much as a scanned script).
         // Where leakgate started CUDA itself (not lazy), only an allocator the program uses (torch's,
-        // CuPy's) says the program holds device memory; cuMemGetInfo is then read beside it.
+        // CuPy's, Warp's, JAX's) says the program holds device memory; cuMemGetInfo is then read beside it.
         const bool noSentinel = cuda::DeviceBuffer::buffersAllocated() == allocatedBefore_;
         if (noSentinel && (!lazy_ || programUsesCuda())) {
             ProgramReading reading = readProgram();
-            if (lazy_ || reading.torch || reading.cupy) programAfterReturn_ = std::move(reading);
+            if (lazy_ || reading.torch || reading.cupy || reading.warp || reading.jax)
+                programAfterReturn_ = std::move(reading);
         }
         if (lazy_ && noSentinel) return;
         if (cuda::Driver::get().available()) afterReturn_ = read();
@@ -263,6 +321,8 @@ class DeviceMemoryProbe final : public Probe {
         witness("torch.cuda.memory_allocated()", "torch_allocated", before.torch, after.torch,
                 kAllocatorThreshold);
         witness("CuPy's pool", "cupy_used", before.cupy, after.cupy, kAllocatorThreshold);
+        witness("Warp's memory pools", "warp_pool_used", before.warp, after.warp, kAllocatorThreshold);
+        witness("JAX's GPU allocator", "jax_bytes_in_use", before.jax, after.jax, kAllocatorThreshold);
         // The pool's count is the driver's own, exact for this process's graphs: said where a
         // graph held any memory at either read.
         if (before.graphs.value_or(0) > 0 || after.graphs.value_or(0) > 0)
@@ -278,7 +338,7 @@ class DeviceMemoryProbe final : public Probe {
                 {"device-memory", Status::kSkip,
                  fmt::format("the program loaded CUDA, but no witness of its memory could be "
                              "read ({})",
-                             cuda::Driver::get().available() ? "no torch or CuPy allocator in use"
+                             cuda::Driver::get().available() ? "no torch, CuPy, Warp or JAX allocator in use"
                                                              : cuda::Driver::get().unavailableReason()),
                  std::nullopt});
             return;

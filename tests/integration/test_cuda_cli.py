@@ -223,6 +223,26 @@ class ScanOfAScriptsOwnSentinels(unittest.TestCase):
         self.assertEqual((code, check["status"]), (0, "pass"), check)
         self.assertNotIn("graph memory pool", check["reason"])
 
+    def test_warps_pools_and_jaxs_allocator_witness_the_programs_device_memory(self):
+        # GIVEN a program (stand-ins of the two counters leakgate reads, the fake driver loaded) whose
+        # frame cycle holds 16 MiB of a Warp pool and 24 MiB of JAX's allocator, THEN each counter
+        # sees the collection free its part: FAIL, by the larger.
+        script = os.path.join(HERE, "..", "..", "fixtures", "cuda", "scan_warp_and_jax_pools_in_a_frame_cycle.py")
+        code, report = scan(script, LEAKGATE_LIBCUDA=FAKE_LIBCUDA)
+        check = checks_of(report)["device-memory"]
+        self.assertEqual((code, check["status"]), (1, "fail"), check)
+        self.assertIn("Warp's memory pools: 16.0 MiB (16777216 bytes) after return, 0 B after collection",
+                      check["reason"])
+        self.assertIn("JAX's GPU allocator: 24.0 MiB (25165824 bytes) after return, 0 B after collection",
+                      check["reason"])
+        details = report["results"][0]["details"]["device_memory"]
+        self.assertEqual(details["freed_by_collection"], 24 << 20)
+        # AND without the cycle both are returned at the return: PASS.
+        code, report = scan(script, "clean", LEAKGATE_LIBCUDA=FAKE_LIBCUDA)
+        check = checks_of(report)["device-memory"]
+        self.assertEqual((code, check["status"]), (0, "pass"), check)
+        self.assertIn("Warp's memory pools: 0 B after return", check["reason"])
+
     def test_without_a_driver_the_host_sentinel_is_judged_and_cuda_is_not_started(self):
         code, report = scan(SCAN_SCRIPT, LEAKGATE_LIBCUDA="/nonexistent/libcuda.so.1")
         self.assertEqual(code, 1)

@@ -50,6 +50,12 @@ class ReproCommand : public Subcommand {
                    "Run it with PYTHON, which must reproduce the finding (exit 1)");
         addPythons("--expect-clean", options_.expectClean,
                    "Run it with PYTHON, which must be clean (exit 0)");
+        app_->add_flag("--reduce", options_.reduce,
+                       "Cut the scanned script down to the statements the finding needs, each cut "
+                       "checked against --expect-leak and --expect-clean");
+        app_->add_option("--reduce-seconds", reduceSeconds_,
+                         "Stop cutting after this many seconds, keeping what is cut (default 300)")
+            ->check(kPositive);
         app_->add_option("--timeout", common.timeoutSeconds, "Seconds before a reproducer run is killed")
             ->check(kPositive);
         app_->add_flag("-q,--quiet", common.output.quiet, "No summary");
@@ -69,6 +75,7 @@ class ReproCommand : public Subcommand {
         }
         options_.finding = finding_;
         options_.timeout = std::chrono::seconds(common_.timeoutSeconds);
+        options_.reduceBudget = std::chrono::seconds(reduceSeconds_);
         const commands::ReproResult result = commands::runRepro(options_);
         // Without --out the script is the output; the summary then goes to stderr.
         const bool toStdout = options_.out.empty() || options_.out == "-";
@@ -89,6 +96,7 @@ class ReproCommand : public Subcommand {
     Common& common_;
     commands::ReproOptions options_;
     std::optional<int> finding_;
+    int reduceSeconds_ = 300;
     std::vector<std::string> command_;
 };
 

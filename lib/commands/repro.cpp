@@ -87,6 +87,25 @@ std::string pyString(const std::string& text) {
     return out + "\"";
 }
 
+// A Python string literal of many lines, readable as they are: a triple-quoted string whose only
+// escapes are backslashes and quotes that would end it.
+std::string pyLongString(const std::string& text) {
+    std::string out = "\"\"\"\\\n";
+    for (size_t i = 0; i < text.size(); ++i) {
+        const char c = text[i];
+        if (c == '\\') {
+            out += "\\\\";
+        } else if (c == '"' && (i + 1 == text.size() || text[i + 1] == '"')) {
+            out += "\\\"";
+        } else if (c == '\r') {
+            out += "\\r";
+        } else {
+            out += c;
+        }
+    }
+    return out + "\"\"\"";
+}
+
 // Text for the docstring: no sequence that would end it or escape out of it.
 std::string docText(std::string text) {
     for (std::string::size_type at = 0; (at = text.find('\\', at)) != std::string::npos; at += 2)
@@ -646,8 +665,14 @@ std::string writeScanScript(const Report& report, const Located& located, const 
                         : fmt::format("It reproduces when that garbage holds at least {} objects of "
                                       "each of the shape's types (the finding counted {} cycles).",
                                       atLeast, finding.cycleShapes.front().count)) +
-        " The script is run, not reduced: cut it down to the calls that matter for an upstream report, "
-        "and check that this still exits 1.");
+        (settings.scriptSource.empty()
+             ? std::string(" The script is run, not reduced: cut it down to the calls that matter for "
+                           "an upstream report (`leakgate repro --reduce`), and check that this still "
+                           "exits 1.")
+             : fmt::format(" The script below is {} cut down by `leakgate repro --reduce` to the "
+                           "statements the finding needs; it runs as that file would (its name, its "
+                           "folder on sys.path, its arguments).",
+                           baseName(settings.script))));
     std::string out = headerText(header, report, located, check, settings);
     out += "import gc\nimport os\nimport runpy\nimport sys\nimport types\n\n";
     out += kGcDisable;
@@ -656,6 +681,8 @@ std::string writeScanScript(const Report& report, const Located& located, const 
     for (const std::string& argument : settings.scriptArgs)
         arguments.push_back(pyString(argument));
     out += fmt::format("ARGUMENTS = [{}]\n", fmt::join(arguments, ", "));
+    if (!settings.scriptSource.empty())
+        out += fmt::format("SOURCE = {}  # the script, reduced\n", pyLongString(settings.scriptSource));
     if (frameCycle) {
         out += fmt::format("CULPRIT = ({}, {})  # the frame's function and file\n",
                            pyString(culpritName), pyString(culpritFile));
@@ -672,9 +699,13 @@ std::string writeScanScript(const Report& report, const Located& located, const 
            "    \"\"\"The script as `python SCRIPT ARGUMENTS` runs it: a clean exit is no error.\"\"\"\n"
            "    sys.argv = [SCRIPT, *ARGUMENTS]\n"
            "    sys.path.insert(0, os.path.dirname(SCRIPT))\n"
-           "    try:\n"
-           "        runpy.run_path(SCRIPT, run_name=\"__main__\")\n"
-           "    except SystemExit as stop:\n"
+           "    try:\n";
+    out += settings.scriptSource.empty()
+               ? "        runpy.run_path(SCRIPT, run_name=\"__main__\")\n"
+               : "        exec(compile(SOURCE, SCRIPT, \"exec\"), {\"__name__\": \"__main__\", "
+                 "\"__file__\": SCRIPT,\n"
+                 "                                            \"__builtins__\": __builtins__})\n";
+    out += "    except SystemExit as stop:\n"
            "        if stop.code not in (None, 0):\n"
            "            raise\n\n\n"
            "def main():\n"
@@ -1133,6 +1164,36 @@ ReproResult runRepro(const ReproOptions& options) {
         settings.releaseWindow =
             releaseWindow(*bisect, checkOf(*located.result, *located.finding), result.release);
     result.script = writeReproducer(report, located.index, target, settings);
+    if (options.reduce) {
+        if (result.script.shape != ReproShape::kScanScript)
+            throw UsageError(fmt::format("repro: --reduce cuts down a scanned script; this finding's "
+                                         "reproducer is a {}",
+                                         toString(result.script.shape)));
+        std::vector<std::pair<std::string, ReproVerdict>> judges;
+        for (const auto& [python, expected] : pythons)
+            if (expected) judges.emplace_back(python, *expected);
+        if (std::none_of(judges.begin(), judges.end(),
+                         [](const auto& judge) { return judge.second == ReproVerdict::kReproduces; })) {
+            if (!options.fromScan || !options.python)
+                throw UsageError("repro: --reduce needs an interpreter where the finding reproduces: "
+                                 "--expect-leak PYTHON (or --from-scan's --python)");
+            judges.emplace_back(resolvePython(*options.python), ReproVerdict::kReproduces);
+        }
+        const std::string& parser = std::find_if(judges.begin(), judges.end(), [](const auto& judge) {
+                                        return judge.second == ReproVerdict::kReproduces;
+                                    })->first;
+        auto holds = [&](const std::string& source) {
+            ReproSettings cut = settings;
+            cut.scriptSource = source;
+            const std::string text = writeReproducer(report, located.index, target, cut).text;
+            return std::all_of(judges.begin(), judges.end(), [&](const auto& judge) {
+                return runOnce(text, judge.first, judge.second, options.timeout).verdict == judge.second;
+            });
+        };
+        result.reduction = reduceScript(parser, script, holds, options.reduceBudget);
+        settings.scriptSource = result.reduction->source;
+        result.script = writeReproducer(report, located.index, target, settings);
+    }
     if (!options.out.empty() && options.out != "-")
         base::writeOutputFile(options.out, result.script.text);
     for (const auto& [python, expected] : pythons)
@@ -1150,6 +1211,11 @@ std::string describeRepro(const ReproResult& result, const ReproOptions& options
         fmt::format("  wrote {}: {}, {}\n",
                     options.out.empty() || options.out == "-" ? "the reproducer to stdout" : options.out,
                     toString(script.shape), script.calls);
+    if (const auto& cut = result.reduction) {
+        out += fmt::format("  reduced {}: {} of {} statements dropped, {} runs in {:.1f} s{}\n",
+                           options.script, cut->dropped, cut->statements, cut->runs, cut->seconds,
+                           cut->stoppedEarly ? " (stopped at the --reduce-seconds budget)" : "");
+    }
     for (const ReproRun& run : result.runs) {
         const std::string status =
             run.verdict == ReproVerdict::kError

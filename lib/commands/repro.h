@@ -7,6 +7,7 @@
 #include "leakgate/api.h"
 #include "leakgate/errors.h"
 #include "leakgate/report.h"
+#include "lib/commands/repro_reduce.h"
 
 #include <chrono>
 #include <cstdint>
@@ -63,6 +64,9 @@ struct ReproSettings {
     // arguments. Empty: a scan's frame cycle in a built-in DSL is reproduced by its decorator.
     std::string script;
     std::vector<std::string> scriptArgs;
+    // Set: the script's source cut down by --reduce, which the reproducer carries and runs under the
+    // script's name in place of the file.
+    std::string scriptSource;
 };
 
 // The reproducer written for one finding.
@@ -114,12 +118,18 @@ struct ReproOptions {
     std::vector<std::string> expectLeak;  // run in each, must exit 1
     std::vector<std::string> expectClean; // run in each, must exit 0
     std::chrono::seconds timeout{300};    // per run
+    // Cut the scanned script down to the statements the finding needs (kScanScript): a statement is
+    // dropped where the reproducer still reproduces in every --expect-leak interpreter (else the
+    // --python of --from-scan) and stays clean in every --expect-clean one.
+    bool reduce = false;
+    std::chrono::seconds reduceBudget{300}; // then it stops, keeping what it has
 };
 
 struct ReproResult {
     ReproScript script;
     std::string release; // the bisect row it was written from, if any
     std::vector<ReproRun> runs;
+    std::optional<Reduction> reduction; // --reduce
 
     // 1: an expectation did not hold; 3: else a run errored; 0: written and every run as expected.
     LEAKGATE_API ExitCode exitCode() const;

@@ -18,8 +18,9 @@ of the cycles without a frame, their instances and the bytes they pin), then `le
 --json` (with --trace-sites for a cyclic-garbage case). Both run on an isolated interpreter (a venv of PY without its
 site-packages, cached beside the releases), so packages installed in PY do not leak into a case.
 For a frame-cycle or cyclic-garbage case, `leakgate repro` then writes the reproducer of the leaking
-release's first finding (the driver re-run, plain Python), which must exit 1 with the leaking
-release on the path and 0 with the fixed one.
+release's first finding (the driver cut down by `--reduce` to the statements the finding needs on
+the leaking release, carried in plain Python), which must exit 1 with the leaking release on the
+path and 0 with the fixed one.
 
 Exit status: 0 when every case run has its leaking release judged leaking by both the oracle and
 leakgate and its fixed release clean by both, and every reproducer exits as it must; 1 otherwise (the reasons are printed); 77 when no
@@ -294,13 +295,16 @@ def judge_leakgate(lg, kind="frame-cycle"):
     return verdict, cycles
 
 
-def write_reproducer(leakgate, driver, workdir):
-    """`leakgate repro` of the scan's first finding, the driver re-run (its kScanScript shape):
-    the reproducer's text, or an error."""
+def write_reproducer(leakgate, vpy, target, driver, workdir):
+    """`leakgate repro --reduce` of the scan's first finding: the driver cut down to the statements
+    the finding needs on the leaking release (each cut run with the release on the path) and
+    carried in the reproducer (its kScanScript shape): the reproducer's text, or an error."""
     out = os.path.join(workdir, "repro.py")
     cmd = [leakgate, "repro", "--from", os.path.join(workdir, "leakgate.json"), "--out", out, "--quiet",
-           "--", driver]
-    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=60, cwd=os.path.dirname(driver))
+           "--reduce", "--reduce-seconds", "120", "--expect-leak", vpy, "--", driver]
+    env = dict(os.environ, PYTHONPATH=target, PYTHONDONTWRITEBYTECODE="1")
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=400, cwd=os.path.dirname(driver),
+                          env=env)
     if proc.returncode != 0 or not os.path.exists(out):
         return {"error": "repro exit %d: %s" % (proc.returncode, (proc.stderr or proc.stdout).strip()[-300:])}
     with open(out) as fh:
@@ -336,7 +340,7 @@ def run_release(leakgate, py, vpy, mm, case, version):
             # The leaking release's finding, written up as a reproducer that re-runs the driver.
             if (version == case.leaking and case.kind in ("frame-cycle", "cyclic-garbage")
                     and row["leakgate"]["rc"] == 1):
-                row["repro"] = write_reproducer(leakgate, case.path, workdir)
+                row["repro"] = write_reproducer(leakgate, vpy, target, case.path, workdir)
         else:  # --oracle-only
             row["leakgate"] = {"rc": None, "error": None, "findings": [], "checks": [],
                                "skipped": True}

@@ -708,6 +708,17 @@ std::string writeScanScript(const Report& report, const Located& located, const 
     out += "    except SystemExit as stop:\n"
            "        if stop.code not in (None, 0):\n"
            "            raise\n\n\n"
+           "def held_bytes(garbage):\n"
+           "    \"\"\"What the garbage holds: its objects, and the objects without references of their "
+           "own\n"
+           "    that they refer to (buffers, arrays, strings: the collector does not track them).\"\"\"\n"
+           "    seen, total = set(), 0\n"
+           "    for o in garbage:\n"
+           "        for held in (o, *(r for r in gc.get_referents(o) if not gc.is_tracked(r))):\n"
+           "            if id(held) not in seen:\n"
+           "                seen.add(id(held))\n"
+           "                total += sys.getsizeof(held, 0)\n"
+           "    return total\n\n\n"
            "def main():\n"
            "    # Every collection saves what it finds, so that one the script starts loses nothing.\n"
            "    del gc.garbage[:]\n"
@@ -717,7 +728,8 @@ std::string writeScanScript(const Report& report, const Located& located, const 
            "    gc.collect()\n"
            "    gc.set_debug(0)\n"
            "    garbage = list(gc.garbage)\n"
-           "    del gc.garbage[:]\n";
+           "    del gc.garbage[:]\n"
+           "    held = held_bytes(garbage)\n";
     if (frameCycle) {
         out += "    frames = [o for o in garbage if isinstance(o, types.FrameType)\n"
                "              and o.f_code.co_name == CULPRIT[0]\n"
@@ -727,7 +739,7 @@ std::string writeScanScript(const Report& report, const Located& located, const 
                "reference \"\n"
                "              f\"cycles after the script returned; with the collector off they stay, "
                "with \"\n"
-               "              f\"everything their locals and f_back chain hold\")\n"
+               "              f\"everything their locals and f_back chain hold (about {held} bytes)\")\n"
                "        return 1\n"
                "    print(f\"CLEAN: no frame of {CULPRIT[0]} ({CULPRIT[1]}) in cyclic garbage \"\n"
                "          f\"({len(garbage)} objects collected)\")\n"
@@ -744,7 +756,8 @@ std::string writeScanScript(const Report& report, const Located& located, const 
             "    if found >= AT_LEAST:\n"
             "        print(f\"REPRODUCED: the script left {shown} in cyclic garbage (at least "
             "{AT_LEAST} \"\n"
-            "              f\"of each: the finding's cycles); with the collector off they stay\")\n"
+            "              f\"of each: the finding's cycles); with the collector off they stay \"\n"
+            "              f\"(about {held} bytes)\")\n"
             "        return 1\n"
             "    print(f\"CLEAN: the script left {shown} in cyclic garbage (fewer than {AT_LEAST})\")\n"
             "    return 0\n\n\n";
@@ -899,6 +912,14 @@ std::string resolvePython(const std::string& python) {
     if (path.empty() || ::access(path.c_str(), X_OK) != 0 || fs::is_directory(path))
         throw UsageError(fmt::format("repro: {}: no such interpreter (an executable python)", python));
     return fs::absolute(path).string();
+}
+
+// The bytes a scan reproducer's verdict line says the garbage holds ("(about 4194432 bytes)").
+std::optional<std::int64_t> heldBytesOf(const std::string& line) {
+    static const std::regex about(R"(\(about (\d+) bytes\))");
+    std::smatch match;
+    if (!std::regex_search(line, match, about)) return std::nullopt;
+    return std::stoll(match[1].str());
 }
 
 std::string lastLine(const std::string& text) {
@@ -1182,13 +1203,25 @@ ReproResult runRepro(const ReproOptions& options) {
         const std::string& parser = std::find_if(judges.begin(), judges.end(), [](const auto& judge) {
                                         return judge.second == ReproVerdict::kReproduces;
                                     })->first;
+        // A cut holds where every verdict stays, and where it reproduces the garbage still holds at
+        // least half the bytes of the uncut script's (the payload that shows them stays).
+        std::vector<std::optional<std::int64_t>> uncutBytes;
         auto holds = [&](const std::string& source) {
             ReproSettings cut = settings;
             cut.scriptSource = source;
             const std::string text = writeReproducer(report, located.index, target, cut).text;
-            return std::all_of(judges.begin(), judges.end(), [&](const auto& judge) {
-                return runOnce(text, judge.first, judge.second, options.timeout).verdict == judge.second;
-            });
+            const bool first = uncutBytes.empty();
+            for (size_t i = 0; i < judges.size(); ++i) {
+                const ReproRun run = runOnce(text, judges[i].first, judges[i].second, options.timeout);
+                if (run.verdict != judges[i].second) return false;
+                const std::optional<std::int64_t> bytes = heldBytesOf(run.detail);
+                if (first) {
+                    uncutBytes.push_back(bytes);
+                } else if (uncutBytes[i] && (!bytes || *bytes * 2 < *uncutBytes[i])) {
+                    return false;
+                }
+            }
+            return true;
         };
         result.reduction = reduceScript(parser, script, holds, options.reduceBudget);
         settings.scriptSource = result.reduction->source;

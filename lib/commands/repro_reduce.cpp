@@ -104,9 +104,16 @@ std::string render(const std::vector<std::string>& lines, const std::vector<Stat
         }
         if (firstOfBlock[block] < 0) firstOfBlock[block] = static_cast<int>(i);
         if (!dropped[i]) ++keptInBlock[block];
-        if (dropped[i])
-            for (int line = statement.first; line <= statement.last; ++line)
-                gone[static_cast<size_t>(line)] = true;
+        if (!dropped[i]) continue;
+        for (int line = statement.first; line <= statement.last; ++line)
+            gone[static_cast<size_t>(line)] = true;
+        // The comment lines right above it (no blank line between) were about it: they go too.
+        for (size_t line = static_cast<size_t>(statement.first) - 1; line >= 1; --line) {
+            const std::string& text = lines[line - 1];
+            const size_t start = text.find_first_not_of(" \t");
+            if (start == std::string::npos || text[start] != '#') break;
+            gone[line] = true;
+        }
     }
     for (size_t block = 1; block < firstOfBlock.size(); ++block) {
         if (firstOfBlock[block] < 0 || keptInBlock[block] > 0) continue;

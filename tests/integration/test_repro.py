@@ -45,66 +45,6 @@ def run_script(python, script):
         return subprocess.run([python, script], capture_output=True, text=True, timeout=600, cwd=tmp)
 
 
-# A user's script: `Model.forward` keeps its own frame; most of the rest does not matter to that.
-TRAINING_SCRIPT = '''"""A training script."""
-import json
-import os
-import sys
-
-CONFIG = {"lr": 0.1, "steps": 3}
-a = 1; b = 2
-
-
-def log(message):
-    print(message, file=sys.stderr)
-
-
-def unused():
-    """Never called."""
-
-
-class Model:
-    def __init__(self):
-        self.weights = bytearray(1 << 20)
-
-    def forward(self, batch):
-        frame = sys._getframe()  # the defect
-        total = 0
-        for value in batch:
-            total += value
-        if total: log(f"forward {total}")
-        return total
-
-
-def train_step(model, step):
-    batch = list(range(step + 3))
-    loss = model.forward(batch)
-    if loss > 1000:
-        log("big loss")
-    return loss
-
-
-def main():
-    model = Model()
-    for step in range(CONFIG["steps"] + a + b - 3):
-        train_step(model, step)
-    with open(os.devnull, "w") as sink:
-        json.dump([1], sink)
-
-
-class Timer:
-    def __enter__(self):
-        log("start")
-
-    def __exit__(self, *exc):
-        log("stop")
-
-
-with Timer():
-    main()
-'''
-
-
 class Repro(unittest.TestCase):
     def setUp(self):
         self.tmp = tempfile.TemporaryDirectory()
@@ -240,31 +180,31 @@ class ScanScript(Repro):
         # GIVEN a training script of which one line makes the frame cycle, with statements that do
         # not matter at the top, in a class, in a function and in a loop, and lines that hold two
         # statements (which can only go whole), WHEN repro --reduce writes the reproducer, THEN it
-        # carries the script cut down: the defect and what reaches it stay, the rest goes, a
+        # carries the script cut down: the defect, what reaches it and the payload its frames hold
+        # (half the bytes must stay) stay, the rest goes, a
         # block that loses all keeps `pass`, and the reproducer (which no longer reads the file)
         # still exits 1.
-        script = self.path("train.py")
-        with open(script, "w") as out:
-            out.write(TRAINING_SCRIPT)
+        script = self.copy("leak_frame_in_a_training_script.py")
         out = self.path("repro.py")
         run = leakgate("repro", "--from-scan", "--reduce", "--out", out, "--expect-leak", sys.executable,
                        "--", script)
         self.assertEqual(run.returncode, 0, run.stdout + run.stderr[-3000:])
-        self.assertRegex(run.stdout, r"reduced .*train\.py: \d+ of 41 statements dropped, \d+ runs")
+        self.assertRegex(run.stdout, r"reduced .*training_script\.py: \d+ of 41 statements dropped, \d+ runs")
         with open(out) as text:
             reproducer = text.read()
         source = reproducer.split('SOURCE = """\\\n', 1)[1].split('"""  # the script, reduced', 1)[0]
         for kept in ("frame = sys._getframe()  # the defect", "model.forward(batch)", "train_step(model, step)",
-                     "import sys", "a = 1; b = 2", "class Model:"):
+                     "import sys", "a = 1; b = 2", "class Model:",
+                     "self.weights = bytearray(1 << 20)"):  # the bytes the frames hold stay
             self.assertIn(kept, source)
-        for gone in ("import json", "log(", "self.weights", "json.dump", "if loss > 1000",
+        for gone in ("import json", "log(", "json.dump", "if loss > 1000",
                      "with open(os.devnull"):
             self.assertNotIn(gone, source)
         self.assertIn("    def __enter__(self):\n        pass\n", source)  # the protocol stays, not its body
         os.remove(script)  # the reproducer runs what it carries
         again = run_script(sys.executable, out)
         self.assertEqual(again.returncode, 1, again.stdout + again.stderr)
-        self.assertIn("REPRODUCED: 3 frame(s) of forward (train.py)", again.stdout)
+        self.assertIn("REPRODUCED: 3 frame(s) of forward (leak_frame_in_a_training_script.py)", again.stdout)
 
     def test_reduce_needs_an_interpreter_that_reproduces(self):
         script = self.copy("leak_ctypes_cast_per_call.py")

@@ -60,8 +60,8 @@ std::optional<std::int64_t> readWarp() {
     py::dict modules = py::module_::import("sys").attr("modules");
     // warp._src.context from 1.10, warp.context before.
     const char* name = modules.contains("warp._src.context") ? "warp._src.context"
-                       : modules.contains("warp.context")  ? "warp.context"
-                                                            : nullptr;
+                       : modules.contains("warp.context")    ? "warp.context"
+                                                             : nullptr;
     if (!name) return std::nullopt;
     try {
         py::object context = modules[name];
@@ -180,7 +180,8 @@ class DeviceMemoryProbe final : public Probe {
         // No sentinel placed: the program's own memory, where it uses CUDA (a region or a test of
         // the plugin as much as a scanned script).
         // Where leakgate started CUDA itself (not lazy), only an allocator the program uses (torch's,
-        // CuPy's, Warp's, JAX's) says the program holds device memory; cuMemGetInfo is then read beside it.
+        // CuPy's, Warp's, JAX's) says the program holds device memory; cuMemGetInfo is then read beside
+        // it.
         const bool noSentinel = cuda::DeviceBuffer::buffersAllocated() == allocatedBefore_;
         if (noSentinel && (!lazy_ || programUsesCuda())) {
             ProgramReading reading = readProgram();
@@ -338,8 +339,9 @@ class DeviceMemoryProbe final : public Probe {
                 {"device-memory", Status::kSkip,
                  fmt::format("the program loaded CUDA, but no witness of its memory could be "
                              "read ({})",
-                             cuda::Driver::get().available() ? "no torch, CuPy, Warp or JAX allocator in use"
-                                                             : cuda::Driver::get().unavailableReason()),
+                             cuda::Driver::get().available()
+                                 ? "no torch, CuPy, Warp or JAX allocator in use"
+                                 : cuda::Driver::get().unavailableReason()),
                  std::nullopt});
             return;
         }

@@ -1,5 +1,6 @@
 // libclang loaded at run time, only when `leakgate lint` meets a C/C++ file: `dlopen` of the
-// libclang this build was configured with ($LEAKGATE_LIBCLANG overrides) and one table of typed
+// libclang this build was configured with, else PyPI's `libclang` in the run's environment, else
+// the system's ($LEAKGATE_LIBCLANG overrides them all), and one table of typed
 // function pointers built from the X-macro list below. Linking libclang and libLLVM into the
 // `leakgate` binary instead made every process leakgate starts, each worker included, load them
 // (about 25 ms each here). The headers are used at build time only.
@@ -9,6 +10,7 @@
 #include <clang-c/Index.h>
 
 #include <string>
+#include <vector>
 
 namespace leakgate::clang {
 
@@ -74,9 +76,16 @@ struct LibclangApi {
 };
 
 // The table, loaded on first use; null when libclang cannot be loaded (`unavailableReason()`
-// says why). Never throws.
+// says why, with every library tried). Never throws.
 const LibclangApi* loadLibclang();
 std::string libclangUnavailableReason();
+// Before the first load: the environment's sys.path, where PyPI's `libclang` puts its library
+// (clang/native/libclang.so); tried after the build's own and before the system's.
+void searchLibclangIn(const std::vector<std::string>& dirs);
+// The library loaded (empty where none), and the flags every parse needs for clang's own headers
+// (none where an LLVM tree holds them beside the library; GCC's where it does not, as with PyPI's).
+std::string libclangPath();
+const std::vector<std::string>& libclangHeaderFlags();
 
 // The loaded table; call only after loadLibclang() returned it.
 const LibclangApi& api();

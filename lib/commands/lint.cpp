@@ -343,6 +343,7 @@ Report runLint(const LintOptions& options) {
     }
     python::Environment env =
         pythonEnvironment(options.python.value_or(python::buildPythonExecutable()));
+    lint::searchLibclangIn(env.path);
     lint::ProjectSettings settings = projectSettings(options, paths);
     std::vector<std::string> rules = activeRules(settings);
     if (rules.empty()) throw UsageError("lint: --select and --ignore leave no rule to check");

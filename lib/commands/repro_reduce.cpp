@@ -54,8 +54,8 @@ std::vector<Statement> listStatements(const std::string& python, const std::stri
                                      outcome.stderrTail.empty() ? "no message" : outcome.stderrTail));
     std::vector<Statement> statements;
     for (const auto& row : nlohmann::json::parse(outcome.stdoutText))
-        statements.push_back({row[0].get<int>(), row[1].get<int>(), row[2].get<int>(),
-                              row[3].get<int>(), false});
+        statements.push_back(
+            {row[0].get<int>(), row[1].get<int>(), row[2].get<int>(), row[3].get<int>(), false});
     // A statement is cut by its lines: only where no statement outside it starts or ends on one.
     auto inside = [&](size_t inner, size_t outer) {
         for (int at = static_cast<int>(inner); at >= 0; at = statements[at].parent)

@@ -13,10 +13,10 @@
 namespace leakgate::commands {
 
 struct Reduction {
-    std::string source;    // the script, cut down (the original where nothing could be dropped)
-    size_t statements = 0; // statements in the original, at every depth
-    size_t dropped = 0;    // of them, dropped (with what they contain)
-    size_t runs = 0;       // candidates tried
+    std::string source;        // the script, cut down (the original where nothing could be dropped)
+    size_t statements = 0;     // statements in the original, at every depth
+    size_t dropped = 0;        // of them, dropped (with what they contain)
+    size_t runs = 0;           // candidates tried
     bool stoppedEarly = false; // the time budget ran out before every statement was tried
     double seconds = 0;
 };

@@ -159,6 +159,9 @@ void lintInChild(const std::string& file, const CommandLine& line,
 bool cxxLintAvailable() {
     return clang::loadLibclang() != nullptr;
 }
+void searchLibclangIn(const std::vector<std::string>& dirs) {
+    clang::searchLibclangIn(dirs);
+}
 std::string cxxLintUnavailableReason() {
     return clang::libclangUnavailableReason();
 }

@@ -52,6 +52,9 @@ struct CxxLintResult {
 
 // Whether this build has libclang; the reason when it does not.
 bool cxxLintAvailable();
+// Before cxxLintAvailable(): the environment's sys.path, searched for PyPI's `libclang` where this
+// build's own libclang is not there (lib/clang/libclang_api.h).
+void searchLibclangIn(const std::vector<std::string>& dirs);
 std::string cxxLintUnavailableReason();
 
 // A file the C/C++ rules read, by its extension: .c .cc .cpp .cxx .h .hh .hpp .hxx.

@@ -76,6 +76,8 @@ CommandLine CommandLines::forFile(const std::string& file) const {
         }
     }
     std::vector<std::string> args = {isCxxLanguage(file) ? "clang++" : "clang"};
+    const std::vector<std::string>& headers = clang::libclangHeaderFlags();
+    args.insert(args.end(), headers.begin(), headers.end());
     args.insert(args.end(), options_.flags.begin(), options_.flags.end());
     bool hasStandard = std::any_of(options_.flags.begin(), options_.flags.end(),
                                    [](const std::string& flag) { return flag.starts_with("-std="); });
@@ -96,7 +98,11 @@ std::vector<std::string> CommandLines::arguments(CXCompileCommand command) {
     unsigned count = clang::api().clang_CompileCommand_getNumArgs(command);
     for (unsigned i = 0; i < count; ++i)
         args.push_back(takeString(clang::api().clang_CompileCommand_getArg(command, i)));
-    if (!args.empty()) args.insert(args.begin() + 1, "-working-directory=" + directory(command));
+    if (!args.empty()) {
+        args.insert(args.begin() + 1, "-working-directory=" + directory(command));
+        const std::vector<std::string>& headers = clang::libclangHeaderFlags();
+        args.insert(args.begin() + 2, headers.begin(), headers.end());
+    }
     return args;
 }
 

@@ -8,6 +8,8 @@
 
 namespace leakgate::lint {
 
+void searchLibclangIn(const std::vector<std::string>&) {}
+
 bool cxxLintAvailable() {
     return false;
 }

@@ -158,12 +158,44 @@ struct Reading {
     std::optional<TorchReading> torch;
 };
 
-class DeviceMemoryProbe final : public Probe {
+// What the program's own collections freed, by witness, read as each starts and ends: the
+// finalizers it runs, and what leakgate frees of its garbage after explaining it
+// (probes/gc_guard_probe.cpp).
+struct FreedByProgram {
+    std::optional<std::int64_t> used, torch, cupy, warp, jax, graphs;
+    void add(const ProgramReading& before, const ProgramReading& after) {
+        auto drop = [](std::optional<std::int64_t>& into, const std::optional<std::int64_t>& at1,
+                       const std::optional<std::int64_t>& at2) {
+            if (at1 && at2) into = into.value_or(0) + (*at1 - *at2);
+        };
+        drop(used, before.used, after.used);
+        drop(torch, before.torch, after.torch);
+        drop(cupy, before.cupy, after.cupy);
+        drop(warp, before.warp, after.warp);
+        drop(jax, before.jax, after.jax);
+        drop(graphs, before.graphs, after.graphs);
+    }
+};
+
+class DeviceMemoryProbe final : public Probe, public ForeignCollectionListener {
   public:
     explicit DeviceMemoryProbe(bool lazy) : lazy_(lazy) {}
+    ~DeviceMemoryProbe() override { stopListeningToForeignCollections(this); }
     std::string_view name() const override { return "device-memory"; }
 
+    // A collection the program starts: what it frees (the finalizers it runs, then leakgate's
+    // freeing of the garbage it saved) is freed between these two.
+    const base::PointerSet* collectionStarts(int) override {
+        if (programUsesCuda()) freeing_ = readProgram();
+        return nullptr;
+    }
+    void collectionEnds() override {
+        if (freeing_) byProgram_.add(*freeing_, readProgram());
+        freeing_.reset();
+    }
+
     void before() override {
+        listenToForeignCollections(this);
         allocatedBefore_ = cuda::DeviceBuffer::buffersAllocated();
         if (lazy_) {
             // The driver is not started for a workload that may never use it; the baseline is
@@ -308,29 +340,46 @@ class DeviceMemoryProbe final : public Probe {
         std::vector<std::string> witnesses;
         std::int64_t freed = 0;
         bool over = false;
+        // A witness's drop: from read 1 to read 3, and what the program's own collections freed
+        // before (the garbage they found, which leakgate freed after explaining it).
         auto witness = [&](const char* name, const char* key, const std::optional<std::int64_t>& at1,
-                           const std::optional<std::int64_t>& at3, std::int64_t threshold) {
+                           const std::optional<std::int64_t>& at3,
+                           const std::optional<std::int64_t>& byProgram, std::int64_t threshold) {
             if (!at1 || !at3) return;
-            const std::int64_t drop = *at1 - *at3;
+            const std::int64_t drop = *at1 - *at3 + byProgram.value_or(0);
             details[std::string(key) + "_after_return"] = *at1;
             details[std::string(key) + "_after_collection"] = *at3;
-            witnesses.push_back(fmt::format("{}: {} after return, {} after collection", name,
-                                            report::humanBytes(*at1), report::humanBytes(*at3)));
+            std::string said = fmt::format("{}: {} after return, {} after collection", name,
+                                           report::humanBytes(*at1), report::humanBytes(*at3));
+            if (byProgram && *byProgram != 0) {
+                details[std::string(key) + "_freed_by_program_collections"] = *byProgram;
+                said += fmt::format(", {} freed by the program's own collections",
+                                    report::humanBytes(*byProgram));
+            }
+            witnesses.push_back(std::move(said));
             if (drop >= threshold) over = true;
             freed = std::max(freed, drop);
         };
         witness("torch.cuda.memory_allocated()", "torch_allocated", before.torch, after.torch,
+                byProgram_.torch, kAllocatorThreshold);
+        witness("CuPy's pool", "cupy_used", before.cupy, after.cupy, byProgram_.cupy,
                 kAllocatorThreshold);
-        witness("CuPy's pool", "cupy_used", before.cupy, after.cupy, kAllocatorThreshold);
-        witness("Warp's memory pools", "warp_pool_used", before.warp, after.warp, kAllocatorThreshold);
-        witness("JAX's GPU allocator", "jax_bytes_in_use", before.jax, after.jax, kAllocatorThreshold);
+        witness("Warp's memory pools", "warp_pool_used", before.warp, after.warp, byProgram_.warp,
+                kAllocatorThreshold);
+        witness("JAX's GPU allocator", "jax_bytes_in_use", before.jax, after.jax, byProgram_.jax,
+                kAllocatorThreshold);
         // The pool's count is the driver's own, exact for this process's graphs: said where a
         // graph held any memory at either read.
-        if (before.graphs.value_or(0) > 0 || after.graphs.value_or(0) > 0)
+        if (before.graphs.value_or(0) > 0 || after.graphs.value_or(0) > 0 ||
+            byProgram_.graphs.value_or(0) > 0)
             witness("the CUDA graph memory pool", "graph_pool_used", before.graphs, after.graphs,
-                    kAllocatorThreshold);
+                    byProgram_.graphs, kAllocatorThreshold);
         witness("cuMemGetInfo (the whole device)", "meminfo_used", before.used, after.used,
-                kMemInfoTolerance);
+                byProgram_.used, kMemInfoTolerance);
+        const bool programCollected =
+            std::any_of(witnesses.begin(), witnesses.end(), [](const std::string& said) {
+                return said.find("freed by the program's own collections") != std::string::npos;
+            });
         details["freed_by_collection"] = freed;
         if (cuda::Driver::get().available()) details["device"] = cuda::Driver::get().device().name;
         result.details["device_memory"] = details;
@@ -359,9 +408,12 @@ class DeviceMemoryProbe final : public Probe {
         }
         result.checks.push_back(
             {"device-memory", Status::kFail,
-             fmt::format("{} of the program's device memory was freed only by gc.collect(): "
+             fmt::format("{} of the program's device memory was freed only by {}: "
                          "under gc.disable() it stays; {}",
-                         report::humanBytes(freed), read),
+                         report::humanBytes(freed),
+                         programCollected ? "a collection (the program's own, or leakgate's)"
+                                          : "gc.collect()",
+                         read),
              freed});
     }
 
@@ -374,6 +426,8 @@ class DeviceMemoryProbe final : public Probe {
     Reading baseline_;
     Reading afterReturn_;
     std::optional<ProgramReading> programAfterReturn_; // no sentinel: the program's own memory
+    std::optional<ProgramReading> freeing_;            // read as a program's collection starts
+    FreedByProgram byProgram_;
 };
 
 } // namespace

@@ -88,7 +88,9 @@ struct ImportTime {
 // (explainForeignCollections): collectionStarts(generation) comes before the collector moves
 // anything and answers the objects an import made among those that collection can free (or
 // null), valid until collectionEnds(), which comes once that garbage was explained. Several may
-// listen (the import marks, a region): the first answer that is not null is the one used.
+// listen (the import marks, a region): the first answer that is not null is the one used. What
+// that collection frees (its finalizers, then leakgate's freeing of what it saved) is freed between
+// the two (the device-memory probe reads its witnesses there).
 class ForeignCollectionListener {
   public:
     virtual ~ForeignCollectionListener() = default;

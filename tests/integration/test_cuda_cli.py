@@ -243,6 +243,21 @@ class ScanOfAScriptsOwnSentinels(unittest.TestCase):
         self.assertEqual((code, check["status"]), (0, "pass"), check)
         self.assertIn("Warp's memory pools: 0 B after return", check["reason"])
 
+    def test_what_the_programs_own_collection_freed_is_still_device_memory_it_kept(self):
+        # GIVEN the same cycle, which the script collects itself after the step, THEN the witnesses
+        # read on either side of that collection's freeing see the 16 and 24 MiB go: FAIL, though
+        # leakgate's own collection frees nothing more.
+        script = os.path.join(HERE, "..", "..", "fixtures", "cuda", "scan_warp_and_jax_pools_in_a_frame_cycle.py")
+        code, report = scan(script, "collects", LEAKGATE_LIBCUDA=FAKE_LIBCUDA)
+        check = checks_of(report)["device-memory"]
+        self.assertEqual((code, check["status"]), (1, "fail"), check)
+        self.assertIn("freed only by a collection (the program's own, or leakgate's)", check["reason"])
+        self.assertIn("JAX's GPU allocator: 0 B after return, 0 B after collection, 24.0 MiB (25165824 bytes) "
+                      "freed by the program's own collections", check["reason"])
+        details = report["results"][0]["details"]["device_memory"]
+        self.assertEqual(details["warp_pool_used_freed_by_program_collections"], 16 << 20)
+        self.assertEqual(details["freed_by_collection"], 24 << 20)
+
     def test_without_a_driver_the_host_sentinel_is_judged_and_cuda_is_not_started(self):
         code, report = scan(SCAN_SCRIPT, LEAKGATE_LIBCUDA="/nonexistent/libcuda.so.1")
         self.assertEqual(code, 1)

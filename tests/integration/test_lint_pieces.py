@@ -10,7 +10,6 @@ LEAKGATE_LINT_PIECES_STDLIB=0 leaves out the standard library (about 15 s of the
 twice).
 """
 
-import importlib.util
 import json
 import os
 import sysconfig
@@ -19,13 +18,13 @@ import textwrap
 import unittest
 from unittest import mock
 
+from run_lint_fixture import load_rules
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.normpath(os.path.join(HERE, "..", ".."))
-RULES = os.path.join(REPO, "lib", "lint", "python_rules.py")
+RULES = os.path.join(REPO, "lib", "lint", "python_rules")
 
-_spec = importlib.util.spec_from_file_location("leakgate_python_rules", RULES)
-rules = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(rules)
+rules = load_rules(RULES, "leakgate_python_rules")
 
 WHOLE = {rules.PIECE_BYTES_VARIABLE: str(1 << 62)}
 PIECES = {rules.PIECE_BYTES_VARIABLE: "0"}

@@ -2,7 +2,7 @@
 alive, found with CPython's own `ast` (nothing is imported or run).
 
 leakgate compiles this file under the name "<leakgate:lint>" inside a worker and calls
-`lint_paths`; `python3 python_rules.py PATH...` runs the same rules on its own, for debugging.
+`lint_paths`; `python3 lib/lint/python_rules/__init__.py PATH...` runs the same rules on its own, for debugging.
 Standard library only; Python 3.10 and later.
 
 Three rules:

@@ -19,7 +19,7 @@ namespace {
 namespace py = pybind11;
 
 py::module_ loadLintRules() {
-    return workloads::loadOwnModule("lib/lint/python_rules/__init__.py", "_leakgate_lint", "<leakgate:lint>");
+    return workloads::loadOwnPackage("lib/lint/python_rules", "_leakgate_lint", "<leakgate:lint>");
 }
 
 Finding toFinding(const nlohmann::json& entry) {

@@ -1,8 +1,10 @@
 """leakgate lint's rules: a static audit of Python sources for the code shapes that keep frames
 alive, found with CPython's own `ast` (nothing is imported or run).
 
-leakgate compiles this file under the name "<leakgate:lint>" inside a worker and calls
-`lint_paths`; `python3 lib/lint/python_rules/__init__.py PATH...` runs the same rules on its own, for debugging.
+leakgate loads this package inside a worker (its files compiled under the names "<leakgate:lint>"
+and "<leakgate:lint/MODULE.py>": lib/workloads/harness_loader.h, loadOwnPackage) and calls
+`lint_paths`; `python3 lib/lint/python_rules PATH...` runs the same rules on their own, for
+debugging (__main__.py).
 Standard library only; Python 3.10 and later.
 
 Three rules:
@@ -2598,6 +2600,3 @@ def main(argv):
     print(f"{len(result['findings'])} findings in {result['files']} files")
     return 1 if result["findings"] else 0
 
-
-if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))

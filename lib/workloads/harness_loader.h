@@ -1,5 +1,6 @@
 // Loads lib/workloads/harness.py, the Python half of the gate's workloads, under the file name
-// "<leakgate:harness>" so that its frames are known as leakgate's own.
+// "<leakgate:harness>" so that its frames are known as leakgate's own, and seals it; loads
+// leakgate's other Python the same way, unsealed (the lint's rules, a package: loadOwnPackage).
 #pragma once
 
 #include "leakgate/report.h"

@@ -11,8 +11,6 @@ from .syntax import child_nodes, unparse, walk
 from .flow import FlowAnalyzer, _Silent
 
 
-# Closure cycles ----------------------------------------------------------------------------------
-#
 # A nested function reads what its enclosing function binds through cells: the function's
 # __closure__ holds the cell, the cell holds the value. When the value reaches the function back,
 # the two are a reference cycle that reference counting never frees, and with it every other cell

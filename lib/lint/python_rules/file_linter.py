@@ -14,9 +14,6 @@ from .flow import FlowAnalyzer, _NonlocalClearing
 from .closure_cycles import ClosureCycles
 
 
-# The linter ---------------------------------------------------------------------------------------
-
-
 class FileLinter:
     def __init__(self, path, tree):
         self.path = path

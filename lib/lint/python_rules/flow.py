@@ -11,9 +11,6 @@ from .kinds import (ATTRIBUTE_KIND, Binding, CHAINING_ATTRIBUTES, OWN_KINDS, STO
 from .syntax import child_nodes, unparse, walk
 
 
-# The flow analysis -------------------------------------------------------------------------------
-
-
 class _FunctionContext:
     """The function's exits: every live own-frame binding there is a finding."""
 

@@ -15,8 +15,6 @@ from .flow import FlowAnalyzer
 from .file_linter import FileLinter
 
 
-# Large modules, in pieces ---------------------------------------------------------------------------
-
 # A module's syntax tree takes about 150 times its source in memory (4 MiB: about 590 MiB for
 # ast.parse alone), so a file larger than this is linted in pieces of consecutive top-level
 # statements of about this size, one piece's tree alive at a time. The environment variable

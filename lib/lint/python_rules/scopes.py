@@ -9,9 +9,6 @@ from .kinds import Imports
 from .syntax import child_nodes
 
 
-# Scopes --------------------------------------------------------------------------------------------
-
-
 class Scope:
     """A module, class, function, lambda or comprehension, with the names it binds and uses."""
 

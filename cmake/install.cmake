@@ -27,7 +27,8 @@ endif()
 install(FILES lib/workloads/harness.py DESTINATION "${_data}/lib/workloads")
 install(FILES lib/worker/boot.py DESTINATION "${_data}/lib/worker")
 install(FILES docs/reference/checks.md DESTINATION "${_data}/docs/reference") # SARIF rules' helpUri
-install(FILES lib/lint/python_rules.py DESTINATION "${_data}/lib/lint")
+install(DIRECTORY lib/lint/python_rules/ DESTINATION "${_data}/lib/lint/python_rules"
+        PATTERN "__pycache__" EXCLUDE)
 install(FILES lib/commands/versions.py DESTINATION "${_data}/lib/commands")
 install(DIRECTORY lib/data/ DESTINATION "${_data}/lib/data" PATTERN "__pycache__" EXCLUDE)
 install(FILES fixtures/targets/frame_cycle_461.py DESTINATION "${_data}/fixtures/targets") # the default target

@@ -1,4 +1,4 @@
-// `leakgate lint`'s workload: lib/lint/python_rules.py on Python sources, with the worker's own
+// `leakgate lint`'s workload: lib/lint/python_rules/ on Python sources, with the worker's own
 // `ast`. The sources are parsed, never imported or run, so no probe has anything to measure.
 #include "lib/lint/python.h"
 
@@ -19,7 +19,7 @@ namespace {
 namespace py = pybind11;
 
 py::module_ loadLintRules() {
-    return workloads::loadOwnModule("lib/lint/python_rules.py", "_leakgate_lint", "<leakgate:lint>");
+    return workloads::loadOwnPackage("lib/lint/python_rules", "_leakgate_lint", "<leakgate:lint>");
 }
 
 Finding toFinding(const nlohmann::json& entry) {

@@ -1,4 +1,4 @@
-// The Python half of `leakgate lint`, run in a worker: lib/lint/python_rules.py over Python
+// The Python half of `leakgate lint`, run in a worker: lib/lint/python_rules/ over Python
 // sources, with the worker's own `ast`. The sources are parsed, never imported or run.
 #pragma once
 

@@ -8,6 +8,7 @@
 
 #include <Python.h>
 
+#include <cstdint>
 #include <optional>
 
 namespace leakgate::scanner {
@@ -20,6 +21,11 @@ class ObjectGraph;
 // framework is asked only when the program imported it: nothing is imported here. Runs Python code (a
 // tensor's untyped_storage()); call with the GIL held, after the graph is built.
 std::optional<Payload> ownedMemory(PyObject* object);
+
+// The memory a payload stands for: its key, or its object's own address (a sentinel's payload).
+inline std::uintptr_t memoryOf(const Payload& payload, PyObject* object) {
+    return payload.key ? payload.key : reinterpret_cast<std::uintptr_t>(object);
+}
 
 // The payloads among the graph's objects and the untracked data they refer to (a footprint counts
 // each memory once, by Payload::key). `known` (sentinels' payloads) are kept as given and their

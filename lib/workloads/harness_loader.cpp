@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <memory>
 #include <optional>
 
@@ -21,20 +22,98 @@ namespace leakgate::workloads {
 
 namespace py = pybind11;
 
-py::module_ loadOwnModule(const std::string& relativePath, const std::string& moduleName,
-                          const std::string& fileName) {
-    auto path = base::dataDir() / relativePath;
+namespace {
+
+// Compiles the file at `path` under `fileName` and runs it in the namespace of `module`.
+void execOwnSource(const std::filesystem::path& path, const std::string& fileName,
+                   const py::module_& module) {
     std::ifstream in(path);
     if (!in) throw EnvironmentError(fmt::format("cannot read {}", path.string()));
     std::stringstream source;
     source << in.rdbuf();
     py::module_ builtins = py::module_::import("builtins");
-    py::module_ module = py::reinterpret_steal<py::module_>(PyModule_New(moduleName.c_str()));
     py::dict scope = module.attr("__dict__");
     scope["__builtins__"] = builtins;
     builtins.attr("exec")(builtins.attr("compile")(source.str(), fileName, "exec"), scope);
+}
+
+// An entry of sys.meta_path for as long as it lives: the finder of a package's modules while its
+// __init__.py imports them.
+class MetaPathEntry {
+  public:
+    explicit MetaPathEntry(py::object finder)
+        : metaPath_(py::module_::import("sys").attr("meta_path")), finder_(std::move(finder)) {
+        metaPath_.append(finder_);
+    }
+    ~MetaPathEntry() {
+        // Raw calls: an exception may be on its way out, and a destructor throws nothing.
+        PyObject* removed = PyObject_CallMethod(metaPath_.ptr(), "remove", "O", finder_.ptr());
+        if (removed)
+            Py_DECREF(removed);
+        else
+            PyErr_Clear();
+    }
+    MetaPathEntry(const MetaPathEntry&) = delete;
+    MetaPathEntry& operator=(const MetaPathEntry&) = delete;
+    MetaPathEntry(MetaPathEntry&&) = delete;
+    MetaPathEntry& operator=(MetaPathEntry&&) = delete;
+
+  private:
+    py::list metaPath_;
+    py::object finder_;
+};
+
+} // namespace
+
+py::module_ loadOwnModule(const std::string& relativePath, const std::string& moduleName,
+                          const std::string& fileName) {
+    py::module_ module = py::reinterpret_steal<py::module_>(PyModule_New(moduleName.c_str()));
+    execOwnSource(base::dataDir() / relativePath, fileName, module);
     py::module_::import("sys").attr("modules")[py::str(moduleName)] = module;
     return module;
+}
+
+py::module_ loadOwnPackage(const std::string& relativeDir, const std::string& packageName,
+                           const std::string& fileName) {
+    const std::filesystem::path folder = base::dataDir() / relativeDir;
+    const std::string prefix = packageName + ".";
+    const std::string stem =
+        fileName.ends_with(">") ? fileName.substr(0, fileName.size() - 1) : fileName;
+    py::object simpleNamespace = py::module_::import("types").attr("SimpleNamespace");
+    // importlib's loader protocol: the module as importlib makes it, run from the folder's file.
+    py::object loader = simpleNamespace(
+        py::arg("create_module") = py::cpp_function([](py::handle) { return py::none(); }),
+        py::arg("exec_module") = py::cpp_function([folder, prefix, stem](const py::module_& module) {
+            const std::string name =
+                py::str(module.attr("__name__")).cast<std::string>().substr(prefix.size());
+            execOwnSource(folder / (name + ".py"), fmt::format("{}/{}.py>", stem, name), module);
+        }));
+    // The finder of the package's modules, the one way to them: the package's __path__ is empty.
+    py::object finder = simpleNamespace(
+        py::arg("find_spec") = py::cpp_function(
+            [folder, prefix, loader](const std::string& fullName, py::handle, py::handle) -> py::object {
+                if (!fullName.starts_with(prefix)) return py::none();
+                const std::string name = fullName.substr(prefix.size());
+                if (name.find('.') != std::string::npos ||
+                    !std::filesystem::is_regular_file(folder / (name + ".py")))
+                    return py::none();
+                return py::module_::import("importlib.util").attr("spec_from_loader")(fullName, loader);
+            },
+            py::arg("fullname"), py::arg("path"), py::arg("target") = py::none()));
+
+    py::module_ package = py::reinterpret_steal<py::module_>(PyModule_New(packageName.c_str()));
+    package.attr("__path__") = py::list();
+    package.attr("__package__") = packageName;
+    py::dict modules = py::module_::import("sys").attr("modules");
+    modules[py::str(packageName)] = package; // its modules' relative imports go through it
+    try {
+        MetaPathEntry entry(finder);
+        execOwnSource(folder / "__init__.py", fileName, package);
+    } catch (...) {
+        modules.attr("pop")(packageName, py::none());
+        throw;
+    }
+    return package;
 }
 
 namespace {

@@ -1,5 +1,6 @@
 // Loads lib/workloads/harness.py, the Python half of the gate's workloads, under the file name
-// "<leakgate:harness>" so that its frames are known as leakgate's own.
+// "<leakgate:harness>" so that its frames are known as leakgate's own, and seals it; loads
+// leakgate's other Python the same way, unsealed (the lint's rules, a package: loadOwnPackage).
 #pragma once
 
 #include "leakgate/report.h"
@@ -17,6 +18,15 @@ namespace leakgate::workloads {
 // leakgate's own and never appear in a finding.
 pybind11::module_ loadOwnModule(const std::string& relativePath, const std::string& moduleName,
                                 const std::string& fileName);
+
+// Loads the Python package in the folder `relativeDir` (under the data directory) as `packageName`:
+// its __init__.py compiled under `fileName`, and each module of the folder that it imports
+// (`from .scopes import Scope`) as `packageName.scopes`, compiled under the same name with the
+// module's file ("<leakgate:lint>": "<leakgate:lint/scopes.py>"), so that frames of all of them
+// are known as leakgate's own. The modules are read from the folder, never from bytecode caches;
+// sys.path plays no part, and nothing of the folder can be imported once this returns.
+pybind11::module_ loadOwnPackage(const std::string& relativeDir, const std::string& packageName,
+                                 const std::string& fileName);
 
 // The harness's name in sys.modules.
 inline constexpr const char* kHarnessModule = "_leakgate_harness";

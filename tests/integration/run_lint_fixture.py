@@ -3,7 +3,7 @@
 
 Usage:
     run_lint_fixture.py --leakgate BUILD/leakgate PATH...
-    run_lint_fixture.py --rules lib/lint/python_rules.py PATH...   (the rules alone, no binary)
+    run_lint_fixture.py --rules lib/lint/python_rules PATH...      (the rules alone, no binary)
 
 PATH is a fixture file or a directory of them (`fixtures/lint/`); all of them are linted in one
 run, as `leakgate lint --json TMP --quiet PATH...`, and each file's findings are checked against
@@ -152,11 +152,20 @@ def run_leakgate(binary: str, paths: list[str]) -> tuple[int, dict | None, str]:
         return proc.returncode, report, proc.stderr
 
 
+def load_rules(folder: str, name: str):
+    """The rules' package (lib/lint/python_rules/) imported from its folder under `name`, as the
+    worker loads it: nothing of the folder's parent on sys.path."""
+    spec = importlib.util.spec_from_file_location(name, os.path.join(folder, "__init__.py"),
+                                                  submodule_search_locations=[folder])
+    rules = importlib.util.module_from_spec(spec)
+    sys.modules[name] = rules  # its modules import each other through it
+    spec.loader.exec_module(rules)
+    return rules
+
+
 def run_rules(rules_path: str, paths: list[str]) -> tuple[int, dict, str]:
     """The rules alone, shaped like leakgate's report (for checking fixtures without a build)."""
-    spec = importlib.util.spec_from_file_location("_leakgate_lint", rules_path)
-    rules = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(rules)
+    rules = load_rules(rules_path, "_leakgate_lint")
     answer = json.loads(rules.lint_paths(paths))
     findings = [{
         "kind": "lint:" + f["rule"], "summary": f["message"], "locals": [f["name"]],
@@ -231,7 +240,7 @@ def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     group = parser.add_mutually_exclusive_group(required=True)
     group.add_argument("--leakgate", help="the leakgate binary")
-    group.add_argument("--rules", help="lib/lint/python_rules.py, run without leakgate")
+    group.add_argument("--rules", help="lib/lint/python_rules (the folder), run without leakgate")
     parser.add_argument("paths", nargs="+")
     args = parser.parse_args(argv)
     if args.leakgate and not os.access(args.leakgate, os.X_OK):

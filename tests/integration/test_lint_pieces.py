@@ -10,7 +10,6 @@ LEAKGATE_LINT_PIECES_STDLIB=0 leaves out the standard library (about 15 s of the
 twice).
 """
 
-import importlib.util
 import json
 import os
 import sysconfig
@@ -19,30 +18,31 @@ import textwrap
 import unittest
 from unittest import mock
 
+from run_lint_fixture import load_rules
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.normpath(os.path.join(HERE, "..", ".."))
-RULES = os.path.join(REPO, "lib", "lint", "python_rules.py")
+RULES = os.path.join(REPO, "lib", "lint", "python_rules")
 
-_spec = importlib.util.spec_from_file_location("leakgate_python_rules", RULES)
-rules = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(rules)
+rules = load_rules(RULES, "leakgate_python_rules")
+piecewise = rules.pieces  # the module that splits a file
 
-WHOLE = {rules.PIECE_BYTES_VARIABLE: str(1 << 62)}
-PIECES = {rules.PIECE_BYTES_VARIABLE: "0"}
+WHOLE = {piecewise.PIECE_BYTES_VARIABLE: str(1 << 62)}
+PIECES = {piecewise.PIECE_BYTES_VARIABLE: "0"}
 
 
 def lint(paths, env):
     """lint_paths' report (a dict) under the piece threshold `env`, and how many files were
     linted in pieces to the end (not parsed whole after a failed split or piece)."""
     done = []
-    run = rules.PiecewiseLint.run
+    run = piecewise.PiecewiseLint.run
 
     def counted(self):
         findings = run(self)
         done.append(self.path)
         return findings
 
-    with mock.patch.dict(os.environ, env), mock.patch.object(rules.PiecewiseLint, "run", counted):
+    with mock.patch.dict(os.environ, env), mock.patch.object(piecewise.PiecewiseLint, "run", counted):
         return json.loads(rules.lint_paths(paths)), len(done)
 
 
@@ -262,7 +262,7 @@ class Pieces(unittest.TestCase):
         for name, source in CASES.items():
             with self.subTest(name):
                 data = textwrap.dedent(source).encode()
-                pieces = rules._Pieces.split(name, data, 0)
+                pieces = piecewise._Pieces.split(name, data, 0)
                 self.assertIsNotNone(pieces)
                 self.assertGreater(len(pieces), 1)
                 report = self.assert_same(self.write(f"{name}.py", data))
@@ -270,7 +270,7 @@ class Pieces(unittest.TestCase):
 
     def test_statement_starts(self):
         data = textwrap.dedent(CASES["compound"]).encode()
-        starts, encoding = rules._statement_starts(data.splitlines(keepends=True))
+        starts, encoding = piecewise._statement_starts(data.splitlines(keepends=True))
         self.assertEqual(encoding, "utf-8")
         lines = data.decode().splitlines()
         self.assertEqual([lines[n - 1].split()[0] for n in starts],
@@ -310,8 +310,8 @@ class Pieces(unittest.TestCase):
 
     def test_a_small_file_takes_the_whole_path(self):
         path = self.write("small.py", textwrap.dedent(CASES["call_across"]).encode())
-        self.assertEqual(lint([path], {rules.PIECE_BYTES_VARIABLE: ""})[1], 0)
-        self.assertEqual(lint([path], {rules.PIECE_BYTES_VARIABLE: "100"})[1], 1)
+        self.assertEqual(lint([path], {piecewise.PIECE_BYTES_VARIABLE: ""})[1], 0)
+        self.assertEqual(lint([path], {piecewise.PIECE_BYTES_VARIABLE: "100"})[1], 1)
 
     def test_the_repository_sources(self):
         self.assert_same_files([os.path.join(REPO, "fixtures"), os.path.join(REPO, "tests")])

@@ -13,7 +13,7 @@ import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 RUNNER = os.path.join(HERE, "run_lint_fixture.py")
-RULES = os.path.join(HERE, "..", "..", "lib", "lint", "python_rules.py")
+RULES = os.path.join(HERE, "..", "..", "lib", "lint", "python_rules")
 
 LEAK = """\
     import inspect

@@ -1,5 +1,5 @@
 // `leakgate lint PATH...`: a static audit of Python sources for the code shapes that keep frames
-// alive (lib/lint/python_rules.py), run in a worker with CPython's own `ast` (a list of files
+// alive (lib/lint/python_rules/), run in a worker with CPython's own `ast` (a list of files
 // too long for one worker's command line is split across several), and of C/C++ extension
 // sources with libclang, each translation unit in a forked child (lib/lint/cxx.h). Nothing in the
 // sources is imported, compiled or run.

@@ -21,9 +21,12 @@ class ReproCommand : public Subcommand {
         app_->add_flag("--from-scan", options_.fromScan,
                        "Scan the script after -- first, and write the reproducer for its report "
                        "(instead of --from)");
+        app_->add_flag("--from-gate", options_.fromGate,
+                       "Gate --target first (its decorate, import and launch checks), and write the "
+                       "reproducer for its report (instead of --from)");
         app_->add_option("--python", options_.python,
-                         "--from-scan: the interpreter of the environment to scan in (default: the "
-                         "build's)");
+                         "--from-scan, --from-gate: the interpreter of the environment to run in "
+                         "(default: the build's)");
         app_->add_option("command", command_,
                          "-- SCRIPT [ARGS...]: the scanned script, which the reproducer of a scan "
                          "finding re-runs (with --from-scan, or with a scan report)");

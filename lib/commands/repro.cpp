@@ -1106,9 +1106,11 @@ ExitCode ReproResult::exitCode() const {
 }
 
 ReproResult runRepro(const ReproOptions& options) {
-    if (options.fromScan == !options.from.empty())
-        throw UsageError(
-            "repro: give the JSON report with --from FILE, or --from-scan -- SCRIPT [ARGS...]");
+    if (int(options.fromScan) + int(options.fromGate) + int(!options.from.empty()) != 1)
+        throw UsageError("repro: give the JSON report with --from FILE, or --from-scan -- SCRIPT "
+                         "[ARGS...], or --from-gate [--target T]");
+    if (options.fromGate && !options.script.empty())
+        throw UsageError("repro: --from-gate reproduces a gate finding; a script goes with a scan");
     if (options.fromScan && options.script.empty())
         throw UsageError("repro: --from-scan needs the script: --from-scan -- SCRIPT [ARGS...]");
     if (!options.out.empty() && options.out != "-" && !options.from.empty() &&
@@ -1135,9 +1137,22 @@ ReproResult runRepro(const ReproOptions& options) {
     ReproResult result;
     std::optional<BisectReport> bisect;
     Report report;
-    const nlohmann::json document = options.fromScan ? nlohmann::json::object() : readJson(options.from);
-    const std::string command = options.fromScan ? "scan" : document.value("command", "");
-    if (options.fromScan) {
+    const bool run = options.fromScan || options.fromGate;
+    const nlohmann::json document = run ? nlohmann::json::object() : readJson(options.from);
+    const std::string command = options.fromScan   ? "scan"
+                                : options.fromGate ? "gate"
+                                                   : document.value("command", "");
+    if (options.fromGate) {
+        if (!options.release.empty()) throw UsageError("repro: --release needs a bisect report");
+        // The checks whose findings repro writes reproducers for, and nothing slower.
+        GateOptions gate;
+        gate.target = options.target;
+        gate.python = options.python;
+        gate.timeout = options.timeout;
+        gate.checks = {"decorate", "import", "launch"};
+        gate.forwardOutput = false;
+        report = runGate(gate);
+    } else if (options.fromScan) {
         if (!options.release.empty()) throw UsageError("repro: --release needs a bisect report");
         ScanOptions scan;
         scan.script = script;
@@ -1239,7 +1254,10 @@ std::string describeRepro(const ReproResult& result, const ReproOptions& options
     const ReproScript& script = result.script;
     std::string out = fmt::format(
         "leakgate repro: finding {} of {}{}: {}: {}\n", script.findingIndex + 1,
-        options.fromScan ? "the scan of " + options.script : options.from,
+        options.fromScan   ? "the scan of " + options.script
+        : options.fromGate ? "the gate of " + (options.target.empty() ? std::string("the default target")
+                                                                      : options.target)
+                           : options.from,
         result.release.empty() ? "" : " (release " + result.release + ")", script.check, script.summary);
     out +=
         fmt::format("  wrote {}: {}, {}\n",

@@ -106,13 +106,15 @@ struct ReproRun {
 struct ReproOptions {
     std::string from;      // a gate, scan or bisect JSON report, or
     bool fromScan = false; // scan `script` (with `scriptArgs`, in `python`) and use its report
+    bool fromGate = false; // gate `target` (in `python`; the decorate, import and launch checks)
     std::string script;    // a scan's script (kScanScript); with `from`, a scan report's
     std::vector<std::string> scriptArgs;
-    std::optional<std::string> python; // --from-scan's interpreter; default: the build's
-    std::optional<int> finding;        // 1-based, as the text report counts; none: the first supported
-    std::string release;               // bisect reports: the row (default: the newest failing one)
-    std::string target;                // the target, where the report does not say which file it was
-    std::string out;                   // where the script goes ("-" or empty: the caller prints it)
+    std::optional<std::string>
+        python;                 // --from-scan's and --from-gate's interpreter; default: the build's
+    std::optional<int> finding; // 1-based, as the text report counts; none: the first supported
+    std::string release;        // bisect reports: the row (default: the newest failing one)
+    std::string target;         // the target, where the report does not say which file it was
+    std::string out;            // where the script goes ("-" or empty: the caller prints it)
     std::int64_t payloadBytes = 0;
     std::vector<std::string> verifyWith;  // run in each, no expectation
     std::vector<std::string> expectLeak;  // run in each, must exit 1

@@ -85,6 +85,14 @@ class Models(Repro):
         self.assertEqual(alone.returncode, 1, alone.stdout + alone.stderr)
         self.assertIn("REPRODUCED", alone.stdout)
 
+    def test_from_gate_gates_the_default_target_first(self):
+        out = self.path("repro.py")
+        run = leakgate("repro", "--from-gate", "--out", out, "--expect-leak", sys.executable)
+        self.assertEqual(run.returncode, 0, run.stdout + run.stderr[-3000:])
+        self.assertIn("finding 1 of the gate of the default target: decorate-frame-cycle", run.stdout)
+        self.assertIn("exit 1: reproduces", run.stdout)
+        self.assertEqual(leakgate("repro", "--from-gate", "--from-scan", "--", out).returncode, 2)
+
     def test_an_expectation_the_reproducer_contradicts_is_exit_1(self):
         report = self.gate("--checks", "decorate")
         run = self.repro(report, "--out", self.path("repro.py"), "--expect-clean", sys.executable, expect=1)
@@ -257,6 +265,15 @@ class Releases(Repro):
         self.assertIn("@cute.kernel", source)
         # A frame of 3.10 has no qualified name (co_qualname is 3.11's): there the culprit is `kernel`.
         self.assertRegex(source, r"Culprit: (CuTeDSL\.)?kernel \(")
+
+    def test_from_gate_gates_the_release_then_reproduces_its_first_finding(self):
+        # --from-gate runs the gate itself (decorate, import, launch) in the leaking venv.
+        script = self.path("repro.py")
+        run = leakgate("repro", "--from-gate", "--target", "cute", "--python", venv_python(LEAKING), "--out",
+                       script, "--expect-leak", venv_python(LEAKING), "--expect-clean", venv_python(FIXED))
+        self.assertEqual(run.returncode, 0, run.stdout + run.stderr[-3000:])
+        self.assertIn("finding 1 of the gate of cute: decorate-frame-cycle", run.stdout)
+        self.assertIn("every expectation held; exit 0", run.stdout)
 
     def test_the_packers_per_launch_cycles_reproduce_on_4_6_1_and_not_on_4_6_3(self):
         report = self.cute_report("--checks", "launch", "--launch-calls", "500", "--launch-runs", "3")

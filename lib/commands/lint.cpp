@@ -440,7 +440,7 @@ void fixFiles(const LintOptions& options, const Inputs& inputs, const python::En
     }
     struct Candidate {
         std::string file, before, after;
-        std::multiset<FindingKey> kept, targeted;
+        std::multiset<FindingKey> kept; // the findings without an edit: all a fixed copy may have
         size_t fixes = 0;
         std::string reason;
     };
@@ -453,12 +453,13 @@ void fixFiles(const LintOptions& options, const Inputs& inputs, const python::En
                 candidate.kept.insert(keyOf(*finding));
                 continue;
             }
-            candidate.targeted.insert(keyOf(*finding));
             ++candidate.fixes;
             for (const FixEdit& edit : finding->fixEdits) {
                 // An edit of any other file than the one it was found in, or a file not given, is
                 // never made.
-                if (edit.file != file || !named.count(file)) candidate.reason = "edit outside the file";
+                if (edit.file != file) candidate.reason = "an edit is of another file: " + edit.file;
+                if (!named.count(file))
+                    candidate.reason = "not a file given or found under a directory given";
                 edits.push_back(edit);
             }
         }

@@ -34,7 +34,7 @@ _leakgate() {
                          --soak-steps --soak-seconds --soak-max-mib -j --jobs --baseline --budgets --launch-calls --launch-runs
                          --probe --lint --list-checks --distinct-values" ;;
         lint)   options="$global $outputs --compile-commands --cxx-flag -I --include --select --ignore
-                         --exclude --site-packages-headers --config --no-config -j --jobs" ;;
+                         --exclude --site-packages-headers --config --no-config -j --jobs --fix --diff" ;;
         bisect) options="$global --package --versions --from --to --pre --extra --with --python -j --jobs --shard --installer --target --checks --probe
                          --json --junit --sarif --html
                          --timeout --soak-seconds --launch-calls --launch-runs --distinct-values

@@ -2,6 +2,8 @@
 #include "cmd/subcommand.h"
 #include "lib/commands/lint.h"
 
+#include <cstdio>
+
 namespace leakgate::cmd {
 namespace {
 
@@ -44,6 +46,13 @@ class LintCommand : public Subcommand {
                     "above the paths)")
                 ->type_name("FILE");
         app_->add_flag("--no-config", noConfig_, "Read no pyproject.toml")->excludes(configOption);
+        CLI::Option* fixOption = app_->add_flag(
+            "--fix", lint_.fix,
+            "Write the fixes the lint knows into the files given (each checked on a fixed copy "
+            "first); print their unified diff");
+        app_->add_flag("--diff", lint_.diff,
+                       "Print the unified diff of the fixes --fix would write; write nothing")
+            ->excludes(fixOption);
     }
 
     std::vector<std::string> inputs() const override {
@@ -57,10 +66,33 @@ class LintCommand : public Subcommand {
         lint_.readProjectFile = !noConfig_;
         lint_.timeout = std::chrono::seconds(common_.timeoutSeconds);
         lint_.forwardOutput = !common_.output.quiet;
-        return report::emit(withArguments(commands::runLint(lint_), invocation), common_.output);
+        Report report = commands::runLint(lint_);
+        if (lint_.fix || lint_.diff) printFixes(report);
+        return report::emit(withArguments(std::move(report), invocation), common_.output);
     }
 
   private:
+    // The diffs on stdout (on stderr when a report goes to stdout), the files not fixed on stderr.
+    void printFixes(const Report& report) const {
+        const report::Outputs& output = common_.output;
+        bool reportOnStdout =
+            output.json == "-" || output.junit == "-" || output.sarif == "-" || output.html == "-";
+        FILE* diffs = reportOnStdout ? stderr : stdout;
+        for (const auto& result : report.results) {
+            auto fixes = result.details.find("fixes");
+            if (fixes == result.details.end()) continue;
+            for (const auto& fix : *fixes) {
+                if (fix.contains("diff")) {
+                    std::fputs(fix["diff"].get<std::string>().c_str(), diffs);
+                } else {
+                    std::fprintf(stderr, "leakgate: lint --fix: %s not fixed: %s\n",
+                                 fix.value("file", "").c_str(), fix.value("reason", "").c_str());
+                }
+            }
+        }
+        std::fflush(diffs);
+    }
+
     Common& common_;
     commands::LintOptions lint_;
     bool noConfig_ = false;

@@ -26,7 +26,7 @@
 #include <string>
 
 // Changes whenever anything a plug-in shares with leakgate changes (leakgate/api.h).
-#define LEAKGATE_PLUGIN_ABI_VERSION 4
+#define LEAKGATE_PLUGIN_ABI_VERSION 5
 
 namespace leakgate::plugin {
 

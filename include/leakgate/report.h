@@ -39,6 +39,19 @@ struct PathStep {
     std::string to;
 };
 
+// One text replacement of a machine-applicable fix (lint: lib/lint/python_rules/fixes.py): the
+// text from (startLine, startColumn) up to, not including, (endLine, endColumn) becomes `text`.
+// Lines and columns 1-based, columns counted in characters (Unicode code points).
+struct FixEdit {
+    std::string file;
+    int startLine = 0;
+    int startColumn = 1;
+    int endLine = 0;
+    int endColumn = 1;
+    std::string text;
+    bool operator==(const FixEdit&) const = default;
+};
+
 // Where the allocations of a launch come from (tracemalloc on the worst case).
 struct AllocationSite {
     std::string file;
@@ -100,6 +113,7 @@ struct Finding {
     // a cycle's closing local, or the store of a frame on an attribute (SARIF's primary location).
     std::optional<FrameInfo> fixSite;
     std::optional<int> column;                   // lint: 1-based, as editors and compilers count
+    std::vector<FixEdit> fixEdits;               // lint: the edits that fix it, where one is known
     std::vector<AllocationSite> allocationSites; // launch-allocations: most blocks per call first
     std::vector<CycleShapeCount> cycleShapes;    // launch-cyclic-garbage
     std::vector<KeptType> keptTypes;             // the retained checks: most per call first
@@ -244,6 +258,8 @@ LEAKGATE_API void from_json(const nlohmann::json& in, PathStep& step);
 LEAKGATE_API std::vector<FrameInfo> framesAsWritten(const Finding& finding);
 LEAKGATE_API std::vector<PathStep> pathAsWritten(const Finding& finding);
 
+LEAKGATE_API void to_json(nlohmann::json& out, const FixEdit& edit);
+LEAKGATE_API void from_json(const nlohmann::json& in, FixEdit& edit);
 LEAKGATE_API void to_json(nlohmann::json& out, const AllocationSite& site);
 LEAKGATE_API void from_json(const nlohmann::json& in, AllocationSite& site);
 LEAKGATE_API void to_json(nlohmann::json& out, const CycleShapeCount& shape);

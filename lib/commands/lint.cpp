@@ -1,10 +1,12 @@
 #include "lib/commands/lint.h"
 
 #include "leakgate/errors.h"
+#include "lib/base/atomic_file.h"
 #include "lib/base/log.h"
 #include "lib/base/task_pool.h"
 #include "lib/commands/environments.h"
 #include "lib/lint/cxx.h"
+#include "lib/lint/fix.h"
 #include "lib/lint/project.h"
 #include "lib/lint/python.h"
 #include "lib/python/environment.h"
@@ -13,10 +15,18 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <map>
+#include <set>
+#include <sstream>
 #include <string_view>
+#include <system_error>
+#include <tuple>
+
+#include <stdlib.h>
 
 namespace leakgate::commands {
 namespace {
@@ -74,6 +84,7 @@ std::string asides(const WorkloadResult& result) {
         text += fmt::format("; {} not parsed (see details.unparsed)", plural(n, "file"));
     if (size_t n = count("suppressed"))
         text += fmt::format("; {} accepted by `leakgate: ignore` comments", plural(n, "finding"));
+    if (size_t n = count("fixed")) text += fmt::format("; {} fixed by --fix", plural(n, "finding"));
     if (size_t n = count("excluded"))
         text += fmt::format("; {} excluded", n == 1 ? "1 path" : plural(n, "path"));
     if (size_t n = count("site_packages_headers"))
@@ -330,6 +341,220 @@ void lintCxx(const LintOptions& options, const Inputs& inputs, WorkloadResult& r
     result.details["cxx"] = {{"files", linted.files}, {"compile_commands", linted.compileCommands}};
 }
 
+// The Python files in workers, `options.jobs` at a time, merged into one result.
+WorkloadResult lintPython(const std::vector<std::string>& files, const python::Environment& env,
+                          const LintOptions& options, const std::string& subject) {
+    std::vector<std::vector<std::string>> chunks = splitForWorkers(files, options.jobs);
+    std::vector<WorkloadResult> parts(chunks.size());
+    std::vector<base::Task> tasks;
+    for (size_t i = 0; i < chunks.size(); ++i) {
+        tasks.push_back({[&, i] {
+            worker::WorkerRequest request;
+            request.spec.workload = "lint";
+            request.spec.subject = subject;
+            request.spec.paths = std::move(chunks[i]);
+            request.spec.environment = env;
+            request.spec.argv = {"leakgate-lint"};
+            request.timeout = options.timeout;
+            request.forwardOutput = options.forwardOutput;
+            parts[i] = worker::runInWorker(request);
+        }});
+    }
+    base::runTasks(tasks, options.jobs);
+    WorkloadResult result;
+    result.details = {{"files", 0}, {"unparsed", nlohmann::json::array()}};
+    for (WorkloadResult& part : parts)
+        merge(result, std::move(part));
+    return result;
+}
+
+// What a finding is, for telling whether a fixed copy still has it: its lines move with the fix.
+using FindingKey = std::tuple<std::string, std::string, std::string>;
+
+FindingKey keyOf(const Finding& finding) {
+    return {finding.kind, finding.frames.front().function,
+            finding.locals.empty() ? std::string() : finding.locals.front()};
+}
+
+std::optional<std::string> readFile(const fs::path& path) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) return std::nullopt;
+    std::ostringstream text;
+    text << in.rdbuf();
+    if (in.bad()) return std::nullopt;
+    return text.str();
+}
+
+// The name a diff gives a file: relative to the current directory when it is under it.
+std::string diffLabel(const std::string& file) {
+    std::error_code error;
+    fs::path here = fs::current_path(error);
+    if (!error) {
+        fs::path relative = fs::path(file).lexically_relative(here);
+        if (!relative.empty() && *relative.begin() != "..") return relative.string();
+    }
+    return fs::path(file).relative_path().string();
+}
+
+// A scratch directory of this process's, removed with what it holds.
+class ScratchCopies {
+  public:
+    ScratchCopies() {
+        std::string pattern = (fs::temp_directory_path() / "leakgate-fix-XXXXXX").string();
+        if (!::mkdtemp(pattern.data()))
+            throw std::system_error(errno, std::generic_category(), "lint --fix: a scratch directory");
+        root_ = pattern;
+    }
+    ~ScratchCopies() {
+        std::error_code ignored;
+        fs::remove_all(root_, ignored);
+    }
+    ScratchCopies(const ScratchCopies&) = delete;
+    ScratchCopies& operator=(const ScratchCopies&) = delete;
+
+    // The copy of the `index`th file, under a directory of its own (same name: same findings).
+    std::string write(size_t index, const std::string& file, const std::string& text) {
+        fs::path dir = root_ / std::to_string(index);
+        fs::create_directories(dir);
+        fs::path copy = dir / fs::path(file).filename();
+        base::writeOutputFile(copy.string(), text);
+        return copy.string();
+    }
+
+  private:
+    fs::path root_;
+};
+
+// --fix / --diff: for each file given (or found under a directory given) whose findings have
+// edits, the fixed text; a copy of it in a scratch directory is linted again, and the fix is kept
+// only when the findings it targets are gone and none has appeared. With --fix the kept ones are
+// written over the files (whole or not at all), and the findings they fix leave `findings` for
+// details.fixed. details.fixes lists every file: its diff, or why it was not fixed.
+void fixFiles(const LintOptions& options, const Inputs& inputs, const python::Environment& env,
+              const std::vector<std::string>& rules, WorkloadResult& result) {
+    std::set<std::string> named(inputs.python.begin(), inputs.python.end());
+    std::map<std::string, std::vector<const Finding*>> byFile;
+    for (const Finding& finding : result.findings) {
+        if (finding.frames.empty()) continue;
+        byFile[finding.frames.front().file].push_back(&finding);
+    }
+    struct Candidate {
+        std::string file, before, after;
+        std::multiset<FindingKey> kept; // the findings without an edit: all a fixed copy may have
+        size_t fixes = 0;
+        std::string reason;
+    };
+    std::vector<Candidate> candidates;
+    for (const auto& [file, findings] : byFile) {
+        std::vector<FixEdit> edits;
+        Candidate candidate{file};
+        for (const Finding* finding : findings) {
+            if (finding->fixEdits.empty()) {
+                candidate.kept.insert(keyOf(*finding));
+                continue;
+            }
+            ++candidate.fixes;
+            for (const FixEdit& edit : finding->fixEdits) {
+                // An edit of any other file than the one it was found in, or a file not given, is
+                // never made.
+                if (edit.file != file) candidate.reason = "an edit is of another file: " + edit.file;
+                if (!named.count(file))
+                    candidate.reason = "not a file given or found under a directory given";
+                edits.push_back(edit);
+            }
+        }
+        if (!candidate.fixes) continue;
+        std::optional<std::string> before = readFile(file);
+        if (!before) {
+            candidate.reason = "cannot be read";
+        } else if (candidate.reason.empty()) {
+            try {
+                candidate.before = *before;
+                candidate.after = lint::applyFixEdits(*before, edits);
+            } catch (const Error& error) {
+                candidate.reason = error.what();
+            }
+        }
+        candidates.push_back(std::move(candidate));
+    }
+    if (candidates.empty()) return;
+
+    ScratchCopies scratch;
+    std::vector<std::string> copies;
+    std::map<std::string, size_t> ofCopy;
+    for (size_t i = 0; i < candidates.size(); ++i) {
+        if (!candidates[i].reason.empty()) continue;
+        copies.push_back(scratch.write(i, candidates[i].file, candidates[i].after));
+        ofCopy[fs::absolute(copies.back()).lexically_normal().string()] = i;
+    }
+    std::vector<std::multiset<FindingKey>> found(candidates.size());
+    std::set<size_t> unparsed;
+    if (!copies.empty()) {
+        WorkloadResult again = lintPython(copies, env, options, "fixed copies");
+        applySettings(again, rules);
+        if (again.error) {
+            for (auto& [copy, i] : ofCopy)
+                candidates[i].reason = "the fixed copy could not be linted: " + again.error->message;
+        }
+        for (const Finding& finding : again.findings) {
+            auto i = ofCopy.find(finding.frames.front().file);
+            if (i != ofCopy.end()) found[i->second].insert(keyOf(finding));
+        }
+        for (const auto& entry : again.details.value("unparsed", nlohmann::json::array())) {
+            auto i = ofCopy.find(entry.value("file", ""));
+            if (i != ofCopy.end()) unparsed.insert(i->second);
+        }
+    }
+
+    nlohmann::json fixes = nlohmann::json::array();
+    nlohmann::json fixed = nlohmann::json::array();
+    std::set<std::string> written;
+    for (size_t i = 0; i < candidates.size(); ++i) {
+        Candidate& candidate = candidates[i];
+        if (candidate.reason.empty() && unparsed.count(i)) {
+            candidate.reason = "the fixed copy does not parse";
+        } else if (candidate.reason.empty()) {
+            for (const FindingKey& key : found[i]) {
+                auto kept = candidate.kept.find(key);
+                if (kept != candidate.kept.end()) {
+                    candidate.kept.erase(kept);
+                    continue;
+                }
+                candidate.reason = fmt::format("the fixed copy still has a {} finding in `{}` (`{}`)",
+                                               std::get<0>(key).substr(std::string_view("lint:").size()),
+                                               std::get<1>(key), std::get<2>(key));
+                break;
+            }
+        }
+        nlohmann::json entry = {{"file", candidate.file}, {"findings", candidate.fixes}};
+        if (!candidate.reason.empty()) {
+            entry["applied"] = false;
+            entry["reason"] = candidate.reason;
+            fixes.push_back(std::move(entry));
+            continue;
+        }
+        entry["diff"] = lint::unifiedDiff(candidate.before, candidate.after, diffLabel(candidate.file));
+        entry["applied"] = options.fix;
+        if (options.fix) {
+            base::writeOutputFile(candidate.file, candidate.after);
+            written.insert(candidate.file);
+        }
+        fixes.push_back(std::move(entry));
+    }
+    // The findings fixed on disk are no longer there: the check counts what is left.
+    std::vector<Finding> left;
+    for (Finding& finding : result.findings) {
+        if (!finding.fixEdits.empty() && written.count(finding.frames.front().file)) {
+            fixed.push_back(finding);
+        } else {
+            left.push_back(std::move(finding));
+        }
+    }
+    result.findings = std::move(left);
+    result.details["fixes"] = std::move(fixes);
+    if (!fixed.empty()) result.details["fixed"] = std::move(fixed);
+}
+
 } // namespace
 
 Report runLint(const LintOptions& options) {
@@ -366,31 +591,11 @@ Report runLint(const LintOptions& options) {
         {"excluded", inputs.excluded},
         {"site_packages_headers", inputs.sitePackagesHeaders},
         {"config", settings.configFile ? nlohmann::json(*settings.configFile) : nlohmann::json()}};
-    // Only C/C++ files given: no worker to start.
-    std::vector<std::vector<std::string>> chunks = inputs.python.empty()
-                                                       ? std::vector<std::vector<std::string>>{}
-                                                       : splitForWorkers(inputs.python, options.jobs);
-    std::vector<WorkloadResult> parts(chunks.size());
-    std::vector<base::Task> tasks;
-    for (size_t i = 0; i < chunks.size(); ++i) {
-        tasks.push_back({[&, i] {
-            worker::WorkerRequest request;
-            request.spec.workload = "lint";
-            request.spec.subject = result.subject;
-            request.spec.paths = std::move(chunks[i]);
-            request.spec.environment = env;
-            request.spec.argv = {"leakgate-lint"};
-            request.timeout = options.timeout;
-            request.forwardOutput = options.forwardOutput;
-            parts[i] = worker::runInWorker(request);
-        }});
-    }
-    base::runTasks(tasks, options.jobs);
-    for (WorkloadResult& part : parts)
-        merge(result, std::move(part));
+    if (!inputs.python.empty()) merge(result, lintPython(inputs.python, env, options, result.subject));
     lintCxx(options, inputs, result);
     applySettings(result, rules);
     result.details["rules"] = rules;
+    if (options.fix || options.diff) fixFiles(options, inputs, env, rules, result);
     // A worker that failed leaves files unchecked: the run cannot pass.
     CheckResult check = decide(result, rules);
     if (result.error && check.status == Status::kPass) {

@@ -38,6 +38,10 @@ struct LintOptions {
     // pyproject.toml above the paths when readProjectFile is set (`leakgate lint` without --no-config).
     std::optional<std::string> configFile;
     bool readProjectFile = false;
+    // --diff: the fixes of the findings that have one (lib/lint/fix.h), each checked on a fixed
+    // copy, in details.fixes with their diffs; --fix: and written over the files.
+    bool diff = false;
+    bool fix = false;
 };
 
 // One check, `lint`: fail when any selected rule matched where no `leakgate: ignore` comment

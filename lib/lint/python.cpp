@@ -32,6 +32,8 @@ Finding toFinding(const nlohmann::json& entry) {
     // 1-based, as editors and compilers count.
     finding.column = entry.at("column").get<int>();
     finding.fix = entry.at("fix").get<std::string>();
+    if (auto edits = entry.find("fix_edits"); edits != entry.end())
+        edits->get_to(finding.fixEdits); // the FixEdit keys of lib/report/model.cpp
     return finding;
 }
 

@@ -253,6 +253,21 @@ std::vector<PathStep> pathAsWritten(const Finding& finding) {
     return path;
 }
 
+void to_json(json& out, const FixEdit& edit) {
+    out = json{
+        {"file", edit.file},        {"start_line", edit.startLine}, {"start_column", edit.startColumn},
+        {"end_line", edit.endLine}, {"end_column", edit.endColumn}, {"text", edit.text}};
+}
+
+void from_json(const json& in, FixEdit& edit) {
+    in.at("file").get_to(edit.file);
+    edit.startLine = wholeNumber<int>(in.at("start_line"));
+    edit.startColumn = wholeNumber<int>(in.at("start_column"));
+    edit.endLine = wholeNumber<int>(in.at("end_line"));
+    edit.endColumn = wholeNumber<int>(in.at("end_column"));
+    in.at("text").get_to(edit.text);
+}
+
 void to_json(json& out, const AllocationSite& site) {
     out = json{{"file", site.file}, {"line", site.line}, {"blocks_per_call", site.blocksPerCall}};
 }
@@ -290,6 +305,7 @@ void to_json(json& out, const Finding& finding) {
                {"bytes", finding.bytes},   {"fix", finding.fix}};
     if (finding.column) out["column"] = *finding.column;
     if (finding.fixSite) out["fix_site"] = *finding.fixSite;
+    if (!finding.fixEdits.empty()) out["fix_edits"] = finding.fixEdits;
     if (!finding.payloadBytes.empty()) out["payload_bytes"] = finding.payloadBytes;
     if (!finding.payloadHolders.empty()) {
         json& holders = out["payload_holders"] = json::array();
@@ -323,6 +339,8 @@ void from_json(const json& in, Finding& finding) {
     finding.bytes = wholeNumber<std::int64_t>(in.at("bytes"));
     in.at("fix").get_to(finding.fix);
     if (auto site = in.find("fix_site"); site != in.end()) finding.fixSite = site->get<FrameInfo>();
+    if (auto edits = in.find("fix_edits"); edits != in.end() && edits->is_array())
+        edits->get_to(finding.fixEdits);
     if (auto payloads = in.find("payload_bytes"); payloads != in.end() && payloads->is_object()) {
         for (const auto& [kind, bytes] : payloads->items())
             finding.payloadBytes[kind] = wholeNumber<std::int64_t>(bytes);

@@ -25,8 +25,9 @@ _leakgate() {
         "")     COMPREPLY=($(compgen -W "scan gate lint bisect merge repro cache $global" -- "$cur")); return ;;
         cache)  COMPREPLY=($(compgen -W "list prune -h --help" -- "$cur")); return ;;
         merge)  options="$global --json --junit --sarif --html -q --quiet --color --no-color" ;;
-        repro)  options="$global --from --from-scan --python --finding --release --target --out --payload-bytes
-                         --verify-with --expect-leak --expect-clean --timeout -q --quiet" ;;
+        repro)  options="$global --from --from-scan --from-gate --python --finding --release --target --out
+                         --payload-bytes --verify-with --expect-leak --expect-clean --reduce
+                         --reduce-seconds --timeout -q --quiet" ;;
         "cache list")  options="-h --help" ;;
         "cache prune") options="-h --help --keep-wheels --older-than" ;;
         scan)   options="$global $outputs -m --cycle-instances --cycle-bytes --held-entries --held-bytes --trace-sites" ;;
@@ -34,7 +35,7 @@ _leakgate() {
                          --soak-steps --soak-seconds --soak-max-mib -j --jobs --baseline --budgets --launch-calls --launch-runs
                          --probe --lint --list-checks --distinct-values" ;;
         lint)   options="$global $outputs --compile-commands --cxx-flag -I --include --select --ignore
-                         --exclude --site-packages-headers --config --no-config -j --jobs" ;;
+                         --exclude --site-packages-headers --config --no-config -j --jobs --fix --diff" ;;
         bisect) options="$global --package --versions --from --to --pre --extra --with --python -j --jobs --shard --installer --target --checks --probe
                          --json --junit --sarif --html
                          --timeout --soak-seconds --launch-calls --launch-runs --distinct-values

@@ -130,6 +130,19 @@ class SarifSchema(unittest.TestCase):
         for result in lint_results:
             region = result["locations"][0]["physicalLocation"]["region"]
             self.assertGreaterEqual(region["startColumn"], 1, result)
+        # `lint --fix`'s edits as SARIF fixes (3.55), valid against the schema above.
+        fixed = [r for r in lint_results if "fixes" in r]
+        self.assertTrue(fixed)
+        for result in fixed:
+            self.assertIn(result["ruleId"], ("lint:own-frame-local", "lint:closure-cycle"))
+            replacement = result["fixes"][0]["artifactChanges"][0]["replacements"][0]
+            self.assertIn("try:", replacement["insertedContent"]["text"])
+
+    def test_gate_lint_results_carry_the_fixes(self):
+        run = self.sarif("gate", "--lint", "--checks", "decorate", "--target",
+                         os.path.join(TARGETS, "frame_cycle_461.py"), expect=1)
+        fixed = [r for r in run["results"] if r["ruleId"] == "lint:own-frame-local" and "fixes" in r]
+        self.assertTrue(fixed, [r["ruleId"] for r in run["results"]])
 
     def test_a_finding_an_ignore_comment_accepts_is_a_suppressed_result(self):
         with tempfile.TemporaryDirectory() as directory:

@@ -55,6 +55,7 @@ The modules, each building on those above it:
     flow.py            the flow analysis of one scope (FlowAnalyzer)
     closure_cycles.py  the rule `closure-cycle`
     file_linter.py     one file's lint: `own-frame-local`, `frame-stored`, then `closure-cycle`
+    fixes.py           the edits that fix a finding, where one is always correct (`lint --fix`)
     pieces.py          a large file in pieces of top-level statements (PiecewiseLint)
     driver.py          lint_paths, lint_source and the command line (main)
     __main__.py        `python3 lib/lint/python_rules PATH...`

@@ -9,6 +9,7 @@ from typing import NamedTuple
 from .kinds import Binding, Finding, STORING_METHODS
 from .syntax import child_nodes, unparse, walk
 from .flow import FlowAnalyzer, _Silent
+from .fixes import FixTarget
 
 
 # A nested function reads what its enclosing function binds through cells: the function's
@@ -516,6 +517,9 @@ class ClosureCycles:
                    f"(or `del` them) in a `finally:` once the calls are done.")
         finding = Finding(CLOSURE_CYCLE, self.linter.path, use.lineno, use.col_offset + 1,
                           scope.qualname, first, message, fix)
+        closures = tuple(closure for name in members for closure in named[name])
+        self.linter.fixable(finding, FixTarget(scope, tuple(members),
+                                               min(c.node.lineno for c in closures), closures))
         reads = {name: set(edges[name]) & set(members) for name in members}
         return _LiveCycle(by_name, reads), finding
 

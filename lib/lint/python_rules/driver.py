@@ -11,6 +11,7 @@ import sys
 import threading
 
 from .file_linter import FileLinter
+from .fixes import attach_fixes
 from .pieces import PiecewiseLint, _PieceFailed, _Pieces, piece_bytes
 
 
@@ -28,7 +29,8 @@ def lint_source(path, source):
             except _PieceFailed:
                 pass
     tree = ast.parse(source, filename=path)
-    return FileLinter(path, tree).run()
+    linter = FileLinter(path, tree)
+    return attach_fixes(linter, source, linter.run())
 
 
 def python_files(paths):

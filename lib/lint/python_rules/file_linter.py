@@ -12,9 +12,14 @@ from .syntax import unparse, walk
 from .scopes import ScopeBuilder
 from .flow import FlowAnalyzer, _NonlocalClearing
 from .closure_cycles import ClosureCycles
+from .fixes import FixTarget
 
 
 class FileLinter:
+    # Finding key -> FixTarget: what a finding's fix would clear (fixes.py). None where no fix is
+    # made (a file linted in pieces).
+    fix_targets = None
+
     def __init__(self, path, tree):
         self.path = path
         self.tree = tree
@@ -25,10 +30,16 @@ class FileLinter:
         self.called = self.builder.called
         self.lambda_names = self.builder.lambda_names
         self.findings = {}  # (rule, line, column, name) -> Finding, first one kept
+        self.fix_targets = {}
 
     def _add(self, finding):
         key = (finding.rule, finding.line, finding.column, finding.name)
         self.findings.setdefault(key, finding)
+
+    def fixable(self, finding, target):
+        if self.fix_targets is not None:
+            self.fix_targets.setdefault((finding.rule, finding.line, finding.column, finding.name),
+                                        target)
 
     def own_local(self, scope, name, binding, exit_text):
         assigned = f"`{name}` = `{binding.source}` (line {binding.line})"
@@ -47,8 +58,11 @@ class FileLinter:
                        f"when `{scope.qualname}` {exit_text}: the frame reaches itself through its "
                        f"locals, a reference cycle that keeps it, every caller's frame and all their "
                        f"locals alive until the cyclic GC runs")
-        self._add(Finding(OWN_FRAME_LOCAL, self.path, binding.line, binding.column, scope.qualname,
-                          name, message, own_fix(binding.kind)))
+        finding = Finding(OWN_FRAME_LOCAL, self.path, binding.line, binding.column, scope.qualname,
+                          name, message, own_fix(binding.kind))
+        self._add(finding)
+        if scope.kind == "function":
+            self.fixable(finding, FixTarget(scope, (name,), binding.line))
 
     def stored(self, scope, line, column, name, where, value, kind):
         message = (f"{where} is given `{value}`, {describe(kind, scope)}, in `{scope.qualname}`: the "

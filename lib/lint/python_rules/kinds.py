@@ -164,6 +164,9 @@ class Finding(NamedTuple):
     name: str
     message: str
     fix: str
+    # The edits that fix it (fixes.py): ({file, start_line, start_column, end_line, end_column,
+    # text},) with 1-based lines and columns, the end excluded, columns in characters.
+    fix_edits: tuple = ()
 
 
 def sorted_findings(findings):

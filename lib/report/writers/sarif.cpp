@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <set>
 
@@ -153,6 +154,43 @@ json relatedLocations(const Finding& finding, const fs::path& sourceRoot) {
                            {"message", {{"text", text}}}});
     }
     return related;
+}
+
+// SARIF's `fixes` (2.1.0, 3.55) of a finding with edits: one fix, a change per file, each edit a
+// replacement of a region by new text (the edits `leakgate lint --fix` makes, the same each once).
+json fixesJson(const Finding& finding, const fs::path& sourceRoot) {
+    std::vector<std::string> files;
+    std::map<std::string, std::vector<const FixEdit*>> byFile;
+    for (const FixEdit& edit : finding.fixEdits) {
+        auto& edits = byFile[edit.file];
+        if (edits.empty()) files.push_back(edit.file);
+        bool again = std::any_of(edits.begin(), edits.end(),
+                                 [&](const FixEdit* other) { return *other == edit; });
+        if (!again) edits.push_back(&edit);
+    }
+    json changes = json::array();
+    for (const auto& file : files) {
+        json replacements = json::array();
+        for (const FixEdit* edit : byFile[file]) {
+            replacements.push_back({{"deletedRegion",
+                                     {{"startLine", edit->startLine},
+                                      {"startColumn", edit->startColumn},
+                                      {"endLine", edit->endLine},
+                                      {"endColumn", edit->endColumn}}},
+                                    {"insertedContent", {{"text", edit->text}}}});
+        }
+        changes.push_back({{"artifactLocation", artifactLocation(file, sourceRoot)},
+                           {"replacements", std::move(replacements)}});
+    }
+    std::string names;
+    for (const auto& local : finding.locals)
+        names += (names.empty() ? "`" : ", `") + local + "`";
+    json fix = {{"description",
+                 {{"text", fmt::format("Set {} to None in a `finally:` around the rest of the "
+                                       "function's body, which every way out runs (leakgate lint --fix)",
+                                       names.empty() ? std::string("the local") : names)}}},
+                {"artifactChanges", std::move(changes)}};
+    return json::array({std::move(fix)});
 }
 
 // A Markdown heading's anchor as GitHub and most Markdown renderers make it: lower case, spaces to
@@ -333,6 +371,7 @@ json sarifRun(const Report& report, const fs::path& sourceRoot) {
                 {"properties", std::move(properties)}};
             json related = relatedLocations(finding, sourceRoot);
             if (!related.empty()) entry["relatedLocations"] = std::move(related);
+            if (!finding.fixEdits.empty()) entry["fixes"] = fixesJson(finding, sourceRoot);
             return entry;
         };
         for (const auto& finding : result.findings)

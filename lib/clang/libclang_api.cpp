@@ -54,12 +54,18 @@ std::vector<std::string> candidates() {
 // the library in an LLVM tree (lib/clang/VERSION/include). PyPI's libclang ships none: then GCC's
 // (the same headers' counterparts), where a GCC is installed; else none, and a file that includes
 // them is reported as not compiling, with the missing header named.
+// Also, for every libclang: a call to a function no header declared, and the int it is then taken
+// to return, stay warnings, as GCC 12 and clang before 15 have them, not the errors clang 15 and 16
+// made them (an extension that compiles for 3.10 without including frameobject.h calls
+// PyFrame_GetBack so, and is still to be read).
 std::vector<std::string> builtinHeaderFlags(const std::string& library) {
+    std::vector<std::string> flags = {"-Wno-error=implicit-function-declaration",
+                                      "-Wno-error=int-conversion", "-Wno-error=implicit-int"};
     std::error_code error;
     const fs::path beside = fs::path(library).parent_path() / "clang";
     if (fs::is_directory(beside, error))
         for (const auto& version : fs::directory_iterator(beside, error))
-            if (fs::is_regular_file(version.path() / "include" / "stddef.h", error)) return {};
+            if (fs::is_regular_file(version.path() / "include" / "stddef.h", error)) return flags;
     std::vector<fs::path> gcc;
     for (const char* root : {"/usr/lib/gcc", "/usr/lib64/gcc"}) {
         if (!fs::is_directory(root, error)) continue;
@@ -68,9 +74,10 @@ std::vector<std::string> builtinHeaderFlags(const std::string& library) {
                 if (fs::is_regular_file(version.path() / "include" / "stddef.h", error))
                     gcc.push_back(version.path() / "include");
     }
-    if (gcc.empty()) return {};
+    if (gcc.empty()) return flags;
     std::sort(gcc.begin(), gcc.end()); // the newest GCC last (by its folder: "12" after "11")
-    return {"-isystem", gcc.back().string()};
+    flags.insert(flags.end(), {"-isystem", gcc.back().string()});
+    return flags;
 }
 
 const Loaded& loaded() {

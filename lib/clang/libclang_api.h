@@ -82,8 +82,9 @@ std::string libclangUnavailableReason();
 // Before the first load: the environment's sys.path, where PyPI's `libclang` puts its library
 // (clang/native/libclang.so); tried after the build's own and before the system's.
 void searchLibclangIn(const std::vector<std::string>& dirs);
-// The library loaded (empty where none), and the flags every parse needs for clang's own headers
-// (none where an LLVM tree holds them beside the library; GCC's where it does not, as with PyPI's).
+// The library loaded (empty where none), and the flags every parse gets: clang's own headers (GCC's
+// where no LLVM tree holds them beside the library, as with PyPI's), and implicit function
+// declarations and int conversions as warnings (errors from clang 15 and 16).
 std::string libclangPath();
 const std::vector<std::string>& libclangHeaderFlags();
 

@@ -340,6 +340,7 @@ class DeviceMemoryProbe final : public Probe, public ForeignCollectionListener {
         std::vector<std::string> witnesses;
         std::int64_t freed = 0;
         bool over = false;
+        bool programCollected = false; // a witness saw the program's own collections free memory
         // A witness's drop: from read 1 to read 3, and what the program's own collections freed
         // before (the garbage they found, which leakgate freed after explaining it).
         auto witness = [&](const char* name, const char* key, const std::optional<std::int64_t>& at1,
@@ -352,6 +353,7 @@ class DeviceMemoryProbe final : public Probe, public ForeignCollectionListener {
             std::string said = fmt::format("{}: {} after return, {} after collection", name,
                                            report::humanBytes(*at1), report::humanBytes(*at3));
             if (byProgram && *byProgram != 0) {
+                programCollected = true;
                 details[std::string(key) + "_freed_by_program_collections"] = *byProgram;
                 said += fmt::format(", {} freed by the program's own collections",
                                     report::humanBytes(*byProgram));
@@ -376,10 +378,6 @@ class DeviceMemoryProbe final : public Probe, public ForeignCollectionListener {
                     byProgram_.graphs, kAllocatorThreshold);
         witness("cuMemGetInfo (the whole device)", "meminfo_used", before.used, after.used,
                 byProgram_.used, kMemInfoTolerance);
-        const bool programCollected =
-            std::any_of(witnesses.begin(), witnesses.end(), [](const std::string& said) {
-                return said.find("freed by the program's own collections") != std::string::npos;
-            });
         details["freed_by_collection"] = freed;
         if (cuda::Driver::get().available()) details["device"] = cuda::Driver::get().device().name;
         result.details["device_memory"] = details;
